@@ -1,0 +1,163 @@
+/**
+ * The error taxonomy. Every error voxpipe throws is a `VoxpipeError` with a
+ * stable `code` users can match on; subclasses say where it came from.
+ * Codes are the spec's codes where the spec has one (realtime `error.code`,
+ * REST `error.code`), else voxpipe's own (`connection_failed`, `aborted`, ...).
+ *
+ * The API key must never reach a message or a property: `redact()` is applied
+ * to every message built from foreign text.
+ */
+
+export interface VoxpipeErrorOptions {
+  cause?: unknown;
+  /** Server request id, kept for support. */
+  requestId?: string | undefined;
+  /** Whether the spec marks the failure retryable. */
+  retryable?: boolean;
+  /** Extra properties from the server's error body, kept as given. */
+  details?: Record<string, unknown>;
+}
+
+export class VoxpipeError extends Error {
+  override name = 'VoxpipeError';
+  readonly code: string;
+  readonly requestId: string | undefined;
+  readonly retryable: boolean;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: string, message: string, options: VoxpipeErrorOptions = {}) {
+    super(redact(message), options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.requestId = options.requestId;
+    this.retryable = options.retryable ?? false;
+    this.details = options.details ?? {};
+  }
+}
+
+/** A frame that breaks the realtime protocol (decode or validation failure). */
+export class ProtocolError extends VoxpipeError {
+  override name = 'ProtocolError';
+  /** Dotted path of the offending field, when known (e.g. `request.speed`). */
+  readonly path: string | undefined;
+  constructor(code: string, message: string, path?: string, options: VoxpipeErrorOptions = {}) {
+    super(code, message, options);
+    this.path = path;
+  }
+}
+
+/** The server sent a realtime `error` event. */
+export class RealtimeServerError extends VoxpipeError {
+  override name = 'RealtimeServerError';
+  readonly terminal: boolean;
+  readonly stage: string | undefined;
+  constructor(code: string, message: string, terminal: boolean, options: VoxpipeErrorOptions & { stage?: string | undefined } = {}) {
+    super(code, message, options);
+    this.terminal = terminal;
+    this.stage = options.stage;
+  }
+}
+
+/** Could not connect, the handshake failed, or the transport dropped. */
+export class ConnectionError extends VoxpipeError {
+  override name = 'ConnectionError';
+  /** HTTP status of a failed handshake, or the WebSocket close code. */
+  readonly status: number | undefined;
+  readonly closeCode: number | undefined;
+  constructor(code: string, message: string, options: VoxpipeErrorOptions & { status?: number; closeCode?: number } = {}) {
+    super(code, message, options);
+    this.status = options.status;
+    this.closeCode = options.closeCode;
+  }
+}
+
+/** A timer ran out (connect, authentication, idle, request). */
+export class TimeoutError extends VoxpipeError {
+  override name = 'TimeoutError';
+  constructor(message: string, options: VoxpipeErrorOptions = {}) {
+    super('timeout', message, options);
+  }
+}
+
+/** Reliable-mode resume could not recover the request. */
+export class ResumeError extends VoxpipeError {
+  override name = 'ResumeError';
+}
+
+/** The caller aborted (AbortSignal or `interrupt()`). */
+export class AbortError extends VoxpipeError {
+  override name = 'AbortError';
+  constructor(message = 'aborted', options: VoxpipeErrorOptions = {}) {
+    super('aborted', message, options);
+  }
+}
+
+/** A capability that needs something missing here (ffmpeg, a recognizer, an audio device). */
+export class UnavailableError extends VoxpipeError {
+  override name = 'UnavailableError';
+  constructor(message: string, options: VoxpipeErrorOptions = {}) {
+    super('unavailable', message, options);
+  }
+}
+
+/** A non-2xx REST response. Subclass chosen from the status by `ApiError.fromResponse`. */
+export class ApiError extends VoxpipeError {
+  override name = 'ApiError';
+  readonly status: number;
+  constructor(status: number, code: string, message: string, options: VoxpipeErrorOptions = {}) {
+    super(code, message, options);
+    this.status = status;
+  }
+}
+export class BadRequestError extends ApiError { override name = 'BadRequestError'; }
+export class AuthenticationError extends ApiError { override name = 'AuthenticationError'; }
+export class InsufficientCreditsError extends ApiError { override name = 'InsufficientCreditsError'; }
+export class PermissionDeniedError extends ApiError { override name = 'PermissionDeniedError'; }
+export class NotFoundError extends ApiError { override name = 'NotFoundError'; }
+export class ConflictError extends ApiError { override name = 'ConflictError'; }
+export class UnprocessableError extends ApiError { override name = 'UnprocessableError'; }
+export class RateLimitError extends ApiError {
+  override name = 'RateLimitError';
+  /** Milliseconds from `Retry-After`, when the server sent it. */
+  retryAfterMs: number | undefined;
+}
+export class InternalServerError extends ApiError { override name = 'InternalServerError'; }
+
+/** Choose the ApiError subclass from the HTTP status (as openai-node's `APIError.generate`). */
+export function apiErrorFromStatus(status: number, code: string, message: string, options: VoxpipeErrorOptions = {}): ApiError {
+  const retryable = status === 429 || status >= 500;
+  const opts = { ...options, retryable };
+  switch (status) {
+    case 400: return new BadRequestError(status, code, message, opts);
+    case 401: return new AuthenticationError(status, code, message, opts);
+    case 402: return new InsufficientCreditsError(status, code, message, opts);
+    case 403: return new PermissionDeniedError(status, code, message, opts);
+    case 404: return new NotFoundError(status, code, message, opts);
+    case 409: return new ConflictError(status, code, message, opts);
+    case 422: return new UnprocessableError(status, code, message, opts);
+    case 429: return new RateLimitError(status, code, message, opts);
+    default:
+      return status >= 500 ? new InternalServerError(status, code, message, opts) : new ApiError(status, code, message, opts);
+  }
+}
+
+const SECRET_PATTERNS: RegExp[] = [
+  /(Bearer\s+)[^\s"',]+/gi,
+  /((?:api[_-]?key|token|authorization)["']?\s*[:=]\s*["']?)[^\s"'&,]+/gi,
+  /\bsk-[A-Za-z0-9._-]{4,}/g,
+];
+const registeredSecrets = new Set<string>();
+
+/** Register a secret (the API key) so `redact()` removes it wherever it appears. */
+export function registerSecret(secret: string | undefined): void {
+  if (secret && secret.length >= 4) registeredSecrets.add(secret);
+}
+
+/** Remove API keys and bearer tokens from text meant for messages and logs. */
+export function redact(text: string): string {
+  let out = text;
+  for (const secret of registeredSecrets) out = out.split(secret).join('[redacted]');
+  for (const pattern of SECRET_PATTERNS) {
+    out = out.replace(pattern, (match, prefix: string | undefined) => (typeof prefix === 'string' && match.startsWith(prefix) ? `${prefix}[redacted]` : '[redacted]'));
+  }
+  return out;
+}
