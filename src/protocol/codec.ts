@@ -1,0 +1,146 @@
+/**
+ * The one MessagePack codec of the realtime protocol. Bytes in, a validated
+ * event out, or a `ProtocolError` carrying the spec's code (`invalid_messagepack`,
+ * `invalid_message`, `segment_too_large`, `unsupported_parameter`) and the
+ * path of the offending field.
+ *
+ * Decoding is bounded: a structural pre-scan refuses frames over the size
+ * limit, nested deeper than LIMITS.maxDepth or declaring more items than they
+ * carry, before the decoder allocates; strings must be valid UTF-8; map keys
+ * `__proto__` and `constructor` never reach an object's prototype (the
+ * decoder refuses `__proto__`, strict schemas refuse every unknown key).
+ *
+ * `@msgpack/msgpack` is the implementation (standard MessagePack, `bin`
+ * decoded as a view without copying); bench/codec.mjs compares it with
+ * msgpackr, and only this module would change if the other won.
+ */
+import { Decoder, Encoder } from '@msgpack/msgpack';
+import type { z } from 'zod';
+import { ProtocolError } from '../errors.js';
+import { ErrorCode } from './constants.js';
+import {
+  CLIENT_EVENT_SCHEMAS,
+  SERVER_EVENT_SCHEMAS,
+  type ClientEvent,
+  type ClientEventName,
+  type ServerEvent,
+  type ServerEventName,
+} from './events.js';
+import { LIMITS } from './limits.js';
+import { scanShape } from './msgpack-shape.js';
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Decoder whose strings must be valid UTF-8. `@msgpack/msgpack` replaces bad
+ * sequences with U+FFFD; the spec requires rejecting them, so string bytes are
+ * checked with a fatal TextDecoder first (test/protocol/codec.test.ts pins this).
+ */
+class StrictUtf8Decoder extends Decoder<undefined> {
+  constructor() {
+    super({
+      maxStrLength: LIMITS.maxFrameBytes,
+      maxBinLength: LIMITS.maxFrameBytes,
+      maxArrayLength: 4_096,
+      maxMapLength: 64,
+      maxExtLength: 0,
+    });
+  }
+}
+const proto = StrictUtf8Decoder.prototype as unknown as {
+  decodeUtf8String(this: { bytes: Uint8Array; pos: number }, byteLength: number, headerOffset: number): string;
+};
+const baseDecodeUtf8 = proto.decodeUtf8String;
+proto.decodeUtf8String = function (byteLength, headerOffset) {
+  const start = this.pos + headerOffset;
+  if (byteLength > 0 && start + byteLength <= this.bytes.byteLength) {
+    try {
+      fatalUtf8.decode(this.bytes.subarray(start, start + byteLength));
+    } catch {
+      throw new ProtocolError(ErrorCode.invalidMessage, 'string is not valid UTF-8');
+    }
+  }
+  return baseDecodeUtf8.call(this, byteLength, headerOffset);
+};
+
+const decoder = new StrictUtf8Decoder();
+const encoder = new Encoder({ ignoreUndefined: true });
+
+/** Encode an event (client or server) as one MessagePack frame. */
+export function encodeFrame(event: object): Uint8Array {
+  return encoder.encode(event);
+}
+
+/** Decode a frame into a plain map, or throw `ProtocolError`. No schema applied. */
+export function decodeMap(bytes: Uint8Array): Record<string, unknown> {
+  if (bytes.byteLength > LIMITS.maxFrameBytes) {
+    throw new ProtocolError(ErrorCode.invalidMessage, `frame of ${bytes.byteLength} bytes exceeds ${LIMITS.maxFrameBytes}`);
+  }
+  const problem = scanShape(bytes, LIMITS.maxDepth);
+  if (problem === 'not_a_map') throw new ProtocolError(ErrorCode.invalidMessage, 'frame is not a MessagePack map');
+  if (problem !== null) throw new ProtocolError(ErrorCode.invalidMessagepack, `malformed MessagePack (${problem.replace('_', ' ')})`);
+  let value: unknown;
+  try {
+    value = decoder.decode(bytes);
+  } catch (err) {
+    if (err instanceof ProtocolError) throw err;
+    throw new ProtocolError(ErrorCode.invalidMessagepack, `malformed MessagePack: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Uint8Array) {
+    throw new ProtocolError(ErrorCode.invalidMessage, 'frame is not a MessagePack map');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Turn the first zod issue into a ProtocolError with the spec's code. */
+function toProtocolError(error: z.ZodError, eventName: string): ProtocolError {
+  const issue = error.issues[0]!;
+  const path = issue.path.map(String);
+  let code: ErrorCode = ErrorCode.invalidMessage;
+  let field = path.join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '';
+    field = [...path, key].join('.');
+    if (path[0] === 'request') code = ErrorCode.unsupportedParameter;
+    return new ProtocolError(code, `${eventName}: unknown field ${field}`, field);
+  }
+  if (issue.code === 'custom' && typeof issue.params?.['code'] === 'string') code = issue.params['code'] as ErrorCode;
+  if (path[0] === 'request' && path[1] === 'format' && issue.code === 'invalid_value') code = ErrorCode.unsupportedParameter;
+  return new ProtocolError(code, `${eventName}: ${field || 'frame'} ${issue.message}`, field || undefined);
+}
+
+function eventNameOf(map: Record<string, unknown>): string {
+  const name = map['event'];
+  if (typeof name !== 'string') throw new ProtocolError(ErrorCode.invalidMessage, 'frame has no string field event', 'event');
+  return name;
+}
+
+/** Validate an already decoded map as a client event. */
+export function parseClientEvent(map: Record<string, unknown>): ClientEvent {
+  const name = eventNameOf(map);
+  const schema = Object.hasOwn(CLIENT_EVENT_SCHEMAS, name) ? CLIENT_EVENT_SCHEMAS[name as ClientEventName] : undefined;
+  if (!schema) throw new ProtocolError(ErrorCode.invalidMessage, `unknown client event ${JSON.stringify(name).slice(0, 40)}`, 'event');
+  const result = schema.safeParse(map);
+  if (!result.success) throw toProtocolError(result.error, name);
+  return result.data as ClientEvent;
+}
+
+/** Validate an already decoded map as a server event (unknown fields kept). */
+export function parseServerEvent(map: Record<string, unknown>): ServerEvent {
+  const name = eventNameOf(map);
+  const schema = Object.hasOwn(SERVER_EVENT_SCHEMAS, name) ? SERVER_EVENT_SCHEMAS[name as ServerEventName] : undefined;
+  if (!schema) throw new ProtocolError(ErrorCode.invalidMessage, `unknown server event ${JSON.stringify(name).slice(0, 40)}`, 'event');
+  const result = schema.safeParse(map);
+  if (!result.success) throw toProtocolError(result.error, name);
+  return result.data as ServerEvent;
+}
+
+/** Bytes to a validated client event (server side), or `ProtocolError`. */
+export function decodeClientEvent(bytes: Uint8Array): ClientEvent {
+  return parseClientEvent(decodeMap(bytes));
+}
+
+/** Bytes to a validated server event (client side), or `ProtocolError`. */
+export function decodeServerEvent(bytes: Uint8Array): ServerEvent {
+  return parseServerEvent(decodeMap(bytes));
+}

@@ -1,0 +1,96 @@
+/**
+ * Names and numbers of the realtime v2 protocol (spec 4.10, 5, 6, 7.6).
+ */
+
+/** WebSocket subprotocol both sides must declare. */
+export const SUBPROTOCOL = 'realtime.tts.msgpack.v2';
+/** Protocol version announced in `authenticated`. */
+export const PROTOCOL_VERSION = 2;
+
+/** Routes of the realtime service, relative to `{ws_url}` / `{rt_http_url}`. */
+export const REALTIME_PATHS = {
+  live: '/v2/tts/live',
+  capabilities: '/v2/tts/capabilities',
+  requests: '/v2/tts/requests',
+  browserTickets: '/v2/tts/browser-tickets',
+} as const;
+
+/** Default model of the service. */
+export const DEFAULT_MODEL = 'svc-s21pro-flash';
+
+export const Mode = { simple: 'simple', reliable: 'reliable' } as const;
+export type Mode = (typeof Mode)[keyof typeof Mode];
+
+/** `finish.reason` values (spec 6, rule 1). */
+export const FinishReason = {
+  completed: 'completed',
+  error: 'error',
+  timeout: 'timeout',
+  serverDraining: 'server_draining',
+} as const;
+export type FinishReason = (typeof FinishReason)[keyof typeof FinishReason];
+
+/** Reliable request states read through the request-status route (spec 3.5). */
+export const RequestState = {
+  running: 'running',
+  completed: 'completed',
+  failedRetryable: 'failed_retryable',
+  failedTerminal: 'failed_terminal',
+} as const;
+export type RequestState = (typeof RequestState)[keyof typeof RequestState];
+
+/** Realtime `error.code` values (spec 7.6). The set may grow: treat unknown codes by `retryable`/`terminal`. */
+export const ErrorCode = {
+  // authentication
+  authenticationFailed: 'authentication_failed',
+  authenticationRequired: 'authentication_required',
+  alreadyAuthenticated: 'already_authenticated',
+  permissionDenied: 'permission_denied',
+  // message state
+  invalidMessage: 'invalid_message',
+  invalidMessagepack: 'invalid_messagepack',
+  invalidState: 'invalid_state',
+  idempotencyConflict: 'idempotency_conflict',
+  emptySegment: 'empty_segment',
+  segmentTooLarge: 'segment_too_large',
+  // limits
+  sessionLimitExceeded: 'session_limit_exceeded',
+  quotaExceeded: 'quota_exceeded',
+  clientBackpressure: 'client_backpressure',
+  // capability
+  unsupportedParameter: 'unsupported_parameter',
+  voiceNotFound: 'voice_not_found',
+  modelNotFound: 'model_not_found',
+  // provider
+  providerUnavailable: 'provider_unavailable',
+  providerTimeout: 'provider_timeout',
+  generationFailed: 'generation_failed',
+  // lifecycle
+  billingFailed: 'billing_failed',
+  connectionClosed: 'connection_closed',
+  internalError: 'internal_error',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** WebSocket close codes the protocol uses. */
+export const CloseCode = {
+  normal: 1000,
+  goingAway: 1001,
+  protocolError: 1002,
+  policyViolation: 1008,
+  messageTooBig: 1009,
+  internalError: 1011,
+  /** Service restart (drain): reconnect and resume. */
+  serviceRestart: 1012,
+  /** Try again later: reconnect and resume. */
+  tryAgainLater: 1013,
+} as const;
+
+/** Spec 7.7: automatic retry only on close 1012 or 1013 (or a `retryable: true` error). */
+export function isRecoverableClose(code: number): boolean {
+  return code === CloseCode.serviceRestart || code === CloseCode.tryAgainLater;
+}
+
+/** Optional `start.request` fields that exist only where a provider's capabilities list them. */
+export const PROVIDER_PARAMETERS = ['latency', 'emotion', 'instructions', 'optimize_instructions'] as const;
+export type ProviderParameter = (typeof PROVIDER_PARAMETERS)[number];
