@@ -1,0 +1,72 @@
+/**
+ * Shared shapes of the sinks: what a sink is told about its input, what it
+ * reports when it has finished, and the codes of the errors it raises.
+ */
+import type { Writable } from 'node:stream';
+import type { AudioFormat, PcmInfo } from '../protocol/audio.js';
+
+/** The format of the bytes written to a sink, as `ready` announces it. */
+export interface AudioInfo extends PcmInfo {
+  format: AudioFormat;
+}
+
+/** What kind of sink wrote the audio (the innermost sink of a composition). */
+export const SinkKind = {
+  wavFile: 'wav-file',
+  rawFile: 'raw-file',
+  stdout: 'stdout',
+  speaker: 'speaker',
+  externalPlayer: 'external-player',
+  transcode: 'transcode',
+  nullClock: 'null-clock',
+} as const;
+export type SinkKind = (typeof SinkKind)[keyof typeof SinkKind];
+
+/** What a sink reports once it has fully finished (file closed, process exited). */
+export interface SinkResult {
+  kind: SinkKind;
+  /** Bytes the caller wrote into the sink, in the sink's input format. */
+  bytesIn: number;
+  /** Milliseconds of audio written or played, where the sink knows it. */
+  durationMs?: number;
+  /** Layout of the PCM the sink wrote or played, where it handles PCM. */
+  pcm?: PcmInfo;
+  /** File written (file and transcode sinks). */
+  path?: string;
+  /** Program that played the audio (external player sink). */
+  player?: string;
+  /** Times the device buffer ran dry before the end of the stream (null-clock sink). */
+  underruns?: number;
+  /** Total silence inserted by those underruns, in ms (null-clock sink). */
+  underrunMs?: number;
+  /** The reader of standard output went away (EPIPE); later audio was dropped. */
+  readerClosed?: boolean;
+}
+
+/**
+ * A byte sink: a Node `Writable` that honours backpressure (`write()` returns
+ * false once its buffer reaches `writableHighWaterMark`) and whose `done`
+ * settles once everything is flushed and closed. `done` rejects when the sink
+ * fails or is destroyed before `end()`; it never causes an unhandled rejection
+ * on its own.
+ */
+export interface Sink extends Writable {
+  readonly kind: SinkKind;
+  readonly done: Promise<SinkResult>;
+}
+
+/**
+ * Codes of the errors raised by sinks and decoders, besides `unavailable`
+ * (`UnavailableError`: no device, player or ffmpeg) and `aborted`
+ * (`AbortError`: destroyed before `end()`).
+ */
+export const SinkErrorCode = {
+  /** The input bytes are not valid audio of the announced format. */
+  decodeFailed: 'decode_failed',
+  /** Writing a file, or a child process, failed. */
+  sinkFailed: 'sink_failed',
+} as const;
+export type SinkErrorCode = (typeof SinkErrorCode)[keyof typeof SinkErrorCode];
+
+/** Default `highWaterMark` of every sink and decoder: 16 KiB, about 340 ms of 24 kHz mono PCM. */
+export const DEFAULT_SINK_HIGH_WATER_MARK = 16 * 1024;
