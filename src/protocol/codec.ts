@@ -5,10 +5,12 @@
  * path of the offending field.
  *
  * Decoding is bounded: a structural pre-scan refuses frames over the size
- * limit, nested deeper than LIMITS.maxDepth or declaring more items than they
- * carry, before the decoder allocates; strings must be valid UTF-8; map keys
- * `__proto__` and `constructor` never reach an object's prototype (the
- * decoder refuses `__proto__`, strict schemas refuse every unknown key).
+ * limit, nested deeper than LIMITS.maxDepth, holding more than
+ * LIMITS.maxFrameValues values or declaring more items than they carry, before
+ * the decoder allocates; strings must be valid UTF-8; a map must not repeat a
+ * key; map keys `__proto__` and `constructor` never reach an object's
+ * prototype (`__proto__` is refused as `invalid_message` wherever it appears,
+ * strict schemas refuse every unknown key).
  *
  * `@msgpack/msgpack` is the implementation (standard MessagePack, `bin`
  * decoded as a view without copying); bench/codec.mjs compares it with
@@ -27,7 +29,7 @@ import {
   type ServerEventName,
 } from './events.js';
 import { LIMITS } from './limits.js';
-import { scanShape } from './msgpack-shape.js';
+import { inspectShape } from './msgpack-shape.js';
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -47,8 +49,14 @@ class StrictUtf8Decoder extends Decoder<undefined> {
     });
   }
 }
+/** The parts of `@msgpack/msgpack`'s Decoder internals the hook below relies on (pinned by the tests). */
+interface DecoderInternals {
+  bytes: Uint8Array;
+  pos: number;
+  stateIsMapKey(): boolean;
+}
 const proto = StrictUtf8Decoder.prototype as unknown as {
-  decodeUtf8String(this: { bytes: Uint8Array; pos: number }, byteLength: number, headerOffset: number): string;
+  decodeUtf8String(this: DecoderInternals, byteLength: number, headerOffset: number): string;
 };
 const baseDecodeUtf8 = proto.decodeUtf8String;
 proto.decodeUtf8String = function (byteLength, headerOffset) {
@@ -60,8 +68,30 @@ proto.decodeUtf8String = function (byteLength, headerOffset) {
       throw new ProtocolError(ErrorCode.invalidMessage, 'string is not valid UTF-8');
     }
   }
-  return baseDecodeUtf8.call(this, byteLength, headerOffset);
+  const text = baseDecodeUtf8.call(this, byteLength, headerOffset);
+  // The library refuses this key too, but with a generic error that would read
+  // as malformed MessagePack; it is a well-formed frame with a forbidden field.
+  if (text === '__proto__' && this.stateIsMapKey()) {
+    throw new ProtocolError(ErrorCode.invalidMessage, 'forbidden key __proto__', '__proto__');
+  }
+  return text;
 };
+
+/** Own keys of every decoded map in `value` (maps decode to plain objects). */
+function countDecodedKeys(value: unknown): number {
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return 0;
+  let n = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) n += countDecodedKeys(item);
+    return n;
+  }
+  // Extension values (Date, ExtData) are not maps.
+  if (Object.getPrototypeOf(value) !== Object.prototype) return 0;
+  for (const key of Object.keys(value)) {
+    n += 1 + countDecodedKeys((value as Record<string, unknown>)[key]);
+  }
+  return n;
+}
 
 const decoder = new StrictUtf8Decoder();
 const encoder = new Encoder({ ignoreUndefined: true });
@@ -76,9 +106,10 @@ export function decodeMap(bytes: Uint8Array): Record<string, unknown> {
   if (bytes.byteLength > LIMITS.maxFrameBytes) {
     throw new ProtocolError(ErrorCode.invalidMessage, `frame of ${bytes.byteLength} bytes exceeds ${LIMITS.maxFrameBytes}`);
   }
-  const problem = scanShape(bytes, LIMITS.maxDepth);
+  const shape = inspectShape(bytes, LIMITS.maxDepth, LIMITS.maxFrameValues);
+  const problem = shape.problem;
   if (problem === 'not_a_map') throw new ProtocolError(ErrorCode.invalidMessage, 'frame is not a MessagePack map');
-  if (problem !== null) throw new ProtocolError(ErrorCode.invalidMessagepack, `malformed MessagePack (${problem.replace('_', ' ')})`);
+  if (problem !== null) throw new ProtocolError(ErrorCode.invalidMessagepack, `malformed MessagePack (${problem.replaceAll('_', ' ')})`);
   let value: unknown;
   try {
     value = decoder.decode(bytes);
@@ -88,6 +119,11 @@ export function decodeMap(bytes: Uint8Array): Record<string, unknown> {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Uint8Array) {
     throw new ProtocolError(ErrorCode.invalidMessage, 'frame is not a MessagePack map');
+  }
+  // A repeated key silently keeps its last value, so two readers of one frame
+  // could disagree on what it says (`event: stop` then `event: ping`): refuse.
+  if (countDecodedKeys(value) !== shape.mapEntries) {
+    throw new ProtocolError(ErrorCode.invalidMessage, 'a map repeats a key');
   }
   return value as Record<string, unknown>;
 }

@@ -11,12 +11,18 @@ import { AUDIO_FORMATS } from './audio.js';
 import { ErrorCode, FinishReason, Mode, RequestState } from './constants.js';
 import { countChars, LIMITS } from './limits.js';
 
-/** A string of `min`..`max` Unicode code points. */
-function chars(min: number, max: number, code: ErrorCode = ErrorCode.invalidMessage) {
-  return z.string().refine((s) => {
+/**
+ * A string of `min`..`max` Unicode code points. Too long is `tooLongCode`
+ * (`segment_too_large` for text); too short is always `invalid_message`, since
+ * an empty text is a malformed frame, not an oversized segment.
+ */
+function chars(min: number, max: number, tooLongCode: ErrorCode = ErrorCode.invalidMessage) {
+  const message = `must be ${min} to ${max} characters`;
+  return z.string().superRefine((s, ctx) => {
     const n = countChars(s);
-    return n >= min && n <= max;
-  }, { message: `must be ${min} to ${max} characters`, params: { code } });
+    if (n < min) ctx.addIssue({ code: 'custom', message, params: { code: ErrorCode.invalidMessage } });
+    else if (n > max) ctx.addIssue({ code: 'custom', message, params: { code: tooLongCode } });
+  });
 }
 
 const id = () => chars(LIMITS.idMinChars, LIMITS.idMaxChars);
@@ -59,7 +65,8 @@ export const StartEventSchema = z
     if (v.mode === Mode.reliable) {
       if (v.event_id === undefined) ctx.addIssue({ code: 'custom', path: ['event_id'], message: 'reliable start requires event_id' });
       if (v.request_id === undefined) ctx.addIssue({ code: 'custom', path: ['request_id'], message: 'reliable start requires request_id' });
-    } else if (v.retry_failed !== undefined) {
+    } else if (v.retry_failed === true) {
+      // Spec 4.10: "`retry_failed: true` reliable only"; an explicit false asks for nothing.
       ctx.addIssue({ code: 'custom', path: ['retry_failed'], message: 'retry_failed is for reliable mode only' });
     }
   });

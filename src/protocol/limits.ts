@@ -35,8 +35,15 @@ export const LIMITS = {
   idMaxChars: 128,
   /** Largest realtime frame either side accepts (bytes); 1 MiB as DESIGN.md says. */
   maxFrameBytes: 1024 * 1024,
-  /** Deepest MessagePack nesting the decoder accepts. */
+  /** Deepest MessagePack nesting the decoder accepts (containers on one path; the top map is 1). */
   maxDepth: 16,
+  /**
+   * Most values (keys, values, array items) in one frame. Bounds what a hostile
+   * frame makes the decoder allocate: without it a 1 MiB frame of empty maps
+   * decodes into about a million objects (~66 MB, ~300 ms). A real event holds
+   * a few dozen.
+   */
+  maxFrameValues: 8_192,
 } as const;
 
 /** Number of Unicode code points in `text` (the unit of every character limit). */
@@ -59,7 +66,8 @@ export function countChars(text: string): number {
  * surrogate pair. Joining the pieces gives `text` back.
  */
 export function splitByChars(text: string, maxChars: number): string[] {
-  if (maxChars < 1) throw new RangeError('maxChars must be at least 1');
+  // A fraction or NaN would never equal `count` below and return one oversized piece.
+  if (!Number.isInteger(maxChars) || maxChars < 1) throw new RangeError('maxChars must be an integer of at least 1');
   const out: string[] = [];
   let start = 0;
   let count = 0;

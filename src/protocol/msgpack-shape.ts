@@ -1,21 +1,39 @@
 /**
  * A structural pre-scan of a MessagePack frame: walks type bytes and lengths
  * without building values, so a hostile frame (deep nesting, huge declared
- * lengths) is refused before the decoder allocates anything for it.
+ * lengths, a million tiny containers) is refused before the decoder allocates
+ * anything for it.
  */
 
 /** Why a frame failed the scan, or null when it is well-formed within limits. */
-export type ShapeProblem = 'truncated' | 'too_deep' | 'trailing_bytes' | 'reserved_type' | 'not_a_map';
+export type ShapeProblem = 'truncated' | 'too_deep' | 'trailing_bytes' | 'reserved_type' | 'not_a_map' | 'too_many_values';
+
+/** What `inspectShape` learnt about a frame. */
+export interface ShapeReport {
+  /** The first problem found, or null. `not_a_map` is only reported for a well-formed frame. */
+  problem: ShapeProblem | null;
+  /** Values read (every key, value and array item counts once), up to where the scan stopped. */
+  values: number;
+  /** Sum of the declared entry counts of every map read; the codec compares it with the decoded keys to find duplicates. */
+  mapEntries: number;
+}
 
 /**
- * Check that `bytes` holds exactly one MessagePack value, a map at the top,
- * nested at most `maxDepth` deep. Returns the problem, or null.
+ * Walk `bytes` as exactly one MessagePack value, with at most `maxDepth`
+ * containers on any path (the top map is depth 1) and at most `maxValues`
+ * values in all (default: no limit).
+ * Malformed bytes are reported before `not_a_map`, so a frame such as a lone
+ * 0xc1 is `reserved_type`, and a well-formed array is `not_a_map`.
  */
-export function scanShape(bytes: Uint8Array, maxDepth: number): ShapeProblem | null {
-  if (bytes.length === 0) return 'truncated';
+export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Number.POSITIVE_INFINITY): ShapeReport {
+  const report: ShapeReport = { problem: null, values: 0, mapEntries: 0 };
+  const fail = (problem: ShapeProblem): ShapeReport => {
+    report.problem = problem;
+    return report;
+  };
+  if (bytes.length === 0) return fail('truncated');
   const first = bytes[0]!;
   const isMap = (first >= 0x80 && first <= 0x8f) || first === 0xde || first === 0xdf;
-  if (!isMap) return 'not_a_map';
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let pos = 0;
   // Values still to read at each open container level.
@@ -29,23 +47,33 @@ export function scanShape(bytes: Uint8Array, maxDepth: number): ShapeProblem | n
       continue;
     }
     pending[pending.length - 1]!--;
-    if (!need(1)) return 'truncated';
+    if (!need(1)) return fail('truncated');
+    // Counting every value bounds the objects the decoder will build: a 1 MiB
+    // frame of empty maps would otherwise become a million objects.
+    if (++report.values > maxValues) return fail('too_many_values');
     const b = bytes[pos++]!;
     let children = 0;
     let skip = 0;
+    let container = false;
     if (b <= 0x7f || b >= 0xe0 || b === 0xc0 || b === 0xc2 || b === 0xc3) {
       // fixint, nil, bool
-    } else if (b >= 0x80 && b <= 0x8f) children = (b & 0x0f) * 2;
-    else if (b >= 0x90 && b <= 0x9f) children = b & 0x0f;
+    } else if (b >= 0x80 && b <= 0x8f) {
+      children = (b & 0x0f) * 2;
+      report.mapEntries += b & 0x0f;
+      container = true;
+    } else if (b >= 0x90 && b <= 0x9f) {
+      children = b & 0x0f;
+      container = true;
+    }
     else if (b >= 0xa0 && b <= 0xbf) skip = b & 0x1f;
     else {
       switch (b) {
-        case 0xc4: case 0xd9: if (!need(1)) return 'truncated'; skip = bytes[pos]!; pos += 1; break;
-        case 0xc5: case 0xda: if (!need(2)) return 'truncated'; skip = view.getUint16(pos); pos += 2; break;
-        case 0xc6: case 0xdb: if (!need(4)) return 'truncated'; skip = view.getUint32(pos); pos += 4; break;
-        case 0xc7: if (!need(2)) return 'truncated'; skip = bytes[pos]! + 1; pos += 1; break;
-        case 0xc8: if (!need(3)) return 'truncated'; skip = view.getUint16(pos) + 1; pos += 2; break;
-        case 0xc9: if (!need(5)) return 'truncated'; skip = view.getUint32(pos) + 1; pos += 4; break;
+        case 0xc4: case 0xd9: if (!need(1)) return fail('truncated'); skip = bytes[pos]!; pos += 1; break;
+        case 0xc5: case 0xda: if (!need(2)) return fail('truncated'); skip = view.getUint16(pos); pos += 2; break;
+        case 0xc6: case 0xdb: if (!need(4)) return fail('truncated'); skip = view.getUint32(pos); pos += 4; break;
+        case 0xc7: if (!need(2)) return fail('truncated'); skip = bytes[pos]! + 1; pos += 1; break;
+        case 0xc8: if (!need(3)) return fail('truncated'); skip = view.getUint16(pos) + 1; pos += 2; break;
+        case 0xc9: if (!need(5)) return fail('truncated'); skip = view.getUint32(pos) + 1; pos += 4; break;
         case 0xca: skip = 4; break;
         case 0xcb: skip = 8; break;
         case 0xcc: case 0xd0: skip = 1; break;
@@ -57,24 +85,37 @@ export function scanShape(bytes: Uint8Array, maxDepth: number): ShapeProblem | n
         case 0xd6: skip = 5; break;
         case 0xd7: skip = 9; break;
         case 0xd8: skip = 17; break;
-        case 0xdc: if (!need(2)) return 'truncated'; children = view.getUint16(pos); pos += 2; break;
-        case 0xdd: if (!need(4)) return 'truncated'; children = view.getUint32(pos); pos += 4; break;
-        case 0xde: if (!need(2)) return 'truncated'; children = view.getUint16(pos) * 2; pos += 2; break;
-        case 0xdf: if (!need(4)) return 'truncated'; children = view.getUint32(pos) * 2; pos += 4; break;
-        default: return 'reserved_type'; // 0xc1
+        case 0xdc: if (!need(2)) return fail('truncated'); children = view.getUint16(pos); pos += 2; container = true; break;
+        case 0xdd: if (!need(4)) return fail('truncated'); children = view.getUint32(pos); pos += 4; container = true; break;
+        case 0xde: if (!need(2)) return fail('truncated'); children = view.getUint16(pos) * 2; pos += 2; report.mapEntries += children / 2; container = true; break;
+        case 0xdf: if (!need(4)) return fail('truncated'); children = view.getUint32(pos) * 2; pos += 4; report.mapEntries += children / 2; container = true; break;
+        default: return fail('reserved_type'); // 0xc1
       }
     }
     if (skip > 0) {
-      if (!need(skip)) return 'truncated';
+      if (!need(skip)) return fail('truncated');
       pos += skip;
     }
-    if (children > 0) {
+    if (container) {
       // Each child takes at least one byte: a declared count beyond the
       // remaining bytes is a lie, refused before anything is allocated.
-      if (children > len - pos) return 'truncated';
-      if (pending.length >= maxDepth) return 'too_deep';
-      pending.push(children);
+      if (children > len - pos) return fail('truncated');
+      // pending holds the root slot plus one entry per open container, so its
+      // length is this container's nesting level (the top map is level 1).
+      if (pending.length > maxDepth) return fail('too_deep');
+      if (children > 0) pending.push(children);
     }
   }
-  return pos === len ? null : 'trailing_bytes';
+  if (pos !== len) return fail('trailing_bytes');
+  return isMap ? report : fail('not_a_map');
+}
+
+/**
+ * Check that `bytes` holds exactly one MessagePack value, a map at the top,
+ * with at most `maxDepth` containers on any path (the top map is depth 1) and
+ * at most `maxValues` values in all (default: no limit). Returns the problem,
+ * or null.
+ */
+export function scanShape(bytes: Uint8Array, maxDepth: number, maxValues = Number.POSITIVE_INFINITY): ShapeProblem | null {
+  return inspectShape(bytes, maxDepth, maxValues).problem;
 }
