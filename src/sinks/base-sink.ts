@@ -28,7 +28,10 @@ export abstract class BaseSink extends Writable implements Sink {
         else resolve(this.result());
       });
     });
-    // A caller who never awaits `done` (e.g. uses 'finish' or pipeline) must not get an unhandled rejection.
+    // `done` is the error channel: `speech.pipe(sink); await sink.done` must reject, not crash the
+    // process with an unhandled 'error' event (pipe() adds no error listener to its destination).
+    this.on('error', () => undefined);
+    // A caller who never awaits `done` (e.g. uses pipeline) must not get an unhandled rejection.
     this.done.catch(() => undefined);
   }
 

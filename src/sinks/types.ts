@@ -47,8 +47,10 @@ export interface SinkResult {
  * A byte sink: a Node `Writable` that honours backpressure (`write()` returns
  * false once its buffer reaches `writableHighWaterMark`) and whose `done`
  * settles once everything is flushed and closed. `done` rejects when the sink
- * fails or is destroyed before `end()`; it never causes an unhandled rejection
- * on its own.
+ * fails or is destroyed before `end()`. `done` is the error channel: errors are
+ * still emitted as `'error'`, but an `'error'` nobody listens to does not crash
+ * the process, and `done` never causes an unhandled rejection on its own, so
+ * await it (or use `stream.pipeline`).
  */
 export interface Sink extends Writable {
   readonly kind: SinkKind;
