@@ -271,6 +271,16 @@ describe('strings must be valid UTF-8', () => {
     expect(protocolErrorOf(() => decodeServerEvent(frame)).code).toBe('invalid_message');
   });
 
+  // Short strings are checked by an ASCII loop, long ones by TextDecoder: probe both sides of the switch.
+  it.each([1, 63, 64, 65, 300, 5000])('a %i-byte string ending in a bad byte -> invalid_message; all-ASCII is accepted', (length) => {
+    const ascii = new Uint8Array(length).fill(0x61);
+    const bad = Uint8Array.from(ascii);
+    bad[length - 1] = 0xff;
+    const frameOf = (payload: Uint8Array) => bytes(fixmap(2), str('event'), str('input'), str('text'), rawStr(payload));
+    expect(protocolErrorOf(() => decodeClientEvent(frameOf(bad))).code).toBe('invalid_message');
+    expect(decodeClientEvent(frameOf(ascii))).toStrictEqual({ event: 'input', text: 'a'.repeat(length) });
+  });
+
   it('accepts hand-built valid 1- to 4-byte sequences', () => {
     const payload = [0x41, 0xc3, 0xa9, 0xe4, 0xbd, 0xa0, 0xf0, 0x9f, 0x98, 0x80]; // "Aé你😀"
     const frame = bytes(fixmap(2), str('event'), str('input'), str('text'), rawStr(payload));
