@@ -1,0 +1,567 @@
+/**
+ * SpeechStream: a Node Duplex, text in, audio out.
+ *
+ * The writable side takes text chunks (LLM tokens, lines, whole texts); a
+ * segmenter cuts them into speech segments that a `SegmentTransport` speaks
+ * (realtime reliable by default). The readable side gives the audio bytes in
+ * sequence order, so `llm.pipe(speech).pipe(sink)` works. `chunks()` gives
+ * the same audio with its metadata instead.
+ *
+ * Bounded both ways: the writable side holds at most `maxBufferedChars` of
+ * text not yet spoken (a write callback waits past that), the readable side at
+ * most `maxBufferedAudioBytes`; past that the transport is paused, which stops
+ * reading the socket, so the server sees the backpressure.
+ *
+ * Failover: given a `fallback` factory, a transport that fails with no
+ * retryable path hands its segments not yet completed, in order, to the
+ * fallback at a segment boundary. Bytes of a segment already emitted are not
+ * emitted again (skipped, sample-aligned, for pcm and wav; for compressed
+ * formats the segment restarts after a `discontinuity` event).
+ */
+import { randomUUID } from 'node:crypto';
+import { Duplex, Readable } from 'node:stream';
+import { performance } from 'node:perf_hooks';
+import { AbortError, VoxpipeError } from '../errors.js';
+import { frameBytes, type AudioChunk } from '../protocol/audio.js';
+import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from './transport.js';
+import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
+
+/** Times of one segment, in ms since the stream was created (`performance.now()` based). */
+export interface SegmentWaterfall {
+  segmentId: string;
+  characters: number;
+  /** First character of the segment written to the stream. */
+  textReceivedMs: number;
+  /** Handed to the transport. */
+  sentMs?: number;
+  /** `segment_accepted` (realtime reliable). */
+  acceptedMs?: number;
+  /** First audio byte of the segment received. */
+  firstAudioMs?: number;
+  /** First audio byte of the segment read by the consumer (sink). */
+  firstReadMs?: number;
+  completedMs?: number;
+  transport?: TransportName;
+}
+
+/** Times of the whole stream, ms since creation. */
+export interface StreamWaterfall {
+  openStartMs?: number;
+  readyMs?: number;
+  /** First text written. */
+  firstTextMs?: number;
+  /** First audio byte received. */
+  firstAudioMs?: number;
+  /** Time to first audio: first audio minus first text (or open start, whichever is later). */
+  ttfaMs?: number;
+  endMs?: number;
+}
+
+export interface SpeechStreamSummary {
+  requestId: string;
+  transport: TransportName;
+  /** Transport that served each segment, in order. */
+  segments: (SegmentResult & { waterfall: SegmentWaterfall })[];
+  units: number;
+  bytes: number;
+  retries: number;
+  resumed: number;
+  failovers: number;
+  ready: ReadyInfo | undefined;
+  waterfall: StreamWaterfall;
+}
+
+export interface InterruptReport {
+  /** Segments whose audio was delivered to the reader, whole or in part. */
+  spoken: { segmentId: string; text: string; complete: boolean; audioBytes: number }[];
+  /** Characters of the segments delivered whole. */
+  spokenChars: number;
+  /** Text written but never spoken (dropped). */
+  unspokenText: string;
+}
+
+export interface SpeechStreamOptions {
+  /** The transport (already constructed, not opened). */
+  transport: SegmentTransport;
+  /** Failover: builds the transport that takes over the segments not yet completed. Default none. */
+  fallback?: () => SegmentTransport;
+  segmenter?: TokenSegmenterOptions;
+  /** Text written but not yet completed, in characters, before writes wait. Default 20_000. */
+  maxBufferedChars?: number;
+  /** Audio held for the reader, in bytes, before the transport is paused. Default 256 KiB. */
+  maxBufferedAudioBytes?: number;
+  /** Prefix of generated segment ids; default a random 8-character one. */
+  segmentIdPrefix?: string;
+  signal?: AbortSignal;
+}
+
+/** Typed events of SpeechStream (besides the Duplex ones). */
+export interface SpeechStreamEventMap {
+  ready: [ReadyInfo];
+  'first-audio': [{ ttfaMs: number }];
+  segment: [SegmentResult & { waterfall: SegmentWaterfall }];
+  usage: [UsageInfo];
+  warning: [{ code: string; message: string }];
+  discontinuity: [{ segmentId: string; droppedBytes: number }];
+  resumed: [{ attempt: number; requestId: string; pendingSegments: string[] }];
+  retry: [{ attempt: number; error: VoxpipeError; delayMs: number }];
+  failover: [{ from: TransportName; to: TransportName; pendingSegments: string[]; error: VoxpipeError }];
+}
+
+interface SegmentState {
+  segmentId: string;
+  text: string;
+  emittedBytes: number;
+  /** Bytes of the current transport's attempt at this segment (for skipping after failover). */
+  attemptBytes: number;
+  delivered: number;
+  completed: boolean;
+  waterfall: SegmentWaterfall;
+}
+
+const DEFAULT_MAX_BUFFERED_CHARS = 20_000;
+const DEFAULT_MAX_BUFFERED_AUDIO = 256 * 1024; // 256 KiB: ~5 s of 24 kHz PCM
+
+export class SpeechStream extends Duplex {
+  readonly #opts: SpeechStreamOptions;
+  readonly #segmenter: TokenSegmenter;
+  readonly #t0 = performance.now();
+  readonly #segments: SegmentState[] = [];
+  readonly #bySegmentId = new Map<string, SegmentState>();
+  readonly #results: (SegmentResult & { waterfall: SegmentWaterfall })[] = [];
+  readonly #maxChars: number;
+  readonly #maxAudio: number;
+  readonly #prefix: string;
+  #transport: SegmentTransport;
+  #opened: Promise<ReadyInfo> | undefined;
+  #ready: ReadyInfo | undefined;
+  #nextIndex = 0;
+  #pendingChars = 0;
+  #writeWaiter: (() => void) | undefined;
+  #paused = false;
+  #bytes = 0;
+  #failovers = 0;
+  #retries = 0;
+  #resumed = 0;
+  #interrupted = false;
+  #fatal: VoxpipeError | undefined;
+  #chunkMode: { queue: AudioChunk[]; bytes: number; wake: (() => void) | undefined } | undefined;
+  #pendingText = '';
+  readonly #waterfall: StreamWaterfall = {};
+  #sendChain: Promise<unknown> = Promise.resolve();
+  #flushWaiters: { segmentId: string; resolve: (r: SegmentResult) => void; reject: (e: Error) => void }[] = [];
+
+  constructor(options: SpeechStreamOptions) {
+    super({ decodeStrings: false, defaultEncoding: 'utf8', allowHalfOpen: true, readableHighWaterMark: options.maxBufferedAudioBytes ?? DEFAULT_MAX_BUFFERED_AUDIO });
+    this.#opts = options;
+    this.#maxChars = options.maxBufferedChars ?? DEFAULT_MAX_BUFFERED_CHARS;
+    this.#maxAudio = options.maxBufferedAudioBytes ?? DEFAULT_MAX_BUFFERED_AUDIO;
+    this.#prefix = options.segmentIdPrefix ?? randomUUID().slice(0, 8);
+    this.#segmenter = new TokenSegmenter(options.segmenter ?? {}, (text) => this.#onSegment(text));
+    this.#transport = options.transport;
+    this.#attach(this.#transport);
+    const signal = options.signal;
+    if (signal) {
+      if (signal.aborted) queueMicrotask(() => this.#abort(new AbortError('aborted by signal')));
+      else signal.addEventListener('abort', () => this.#abort(new AbortError('aborted by signal')), { once: true });
+    }
+  }
+
+  #now(): number {
+    return performance.now() - this.#t0;
+  }
+
+  /** What the service confirmed at start (format, PCM metadata), once ready. */
+  get info(): ReadyInfo | undefined {
+    return this.#ready;
+  }
+
+  /** Stream-level latency waterfall. */
+  get waterfall(): Readonly<StreamWaterfall> {
+    return this.#waterfall;
+  }
+
+  /** Connect and start the request now (otherwise the first segment does). Resolves with `ready`. */
+  open(): Promise<ReadyInfo> {
+    if (!this.#opened) {
+      this.#waterfall.openStartMs = this.#now();
+      this.#opened = this.#transport.open(this.#opts.signal).then((info) => {
+        this.#ready = info;
+        this.#waterfall.readyMs = this.#now();
+        this.emit('ready', info);
+        return info;
+      });
+      this.#opened.catch((err: unknown) => this.#fail(err));
+    }
+    return this.#opened;
+  }
+
+  #attach(t: SegmentTransport): void {
+    t.on('audio', (chunk) => this.#onAudio(chunk));
+    t.on('segment-accepted', (id) => {
+      const s = this.#bySegmentId.get(id);
+      if (s && s.waterfall.acceptedMs === undefined) s.waterfall.acceptedMs = this.#now();
+    });
+    t.on('usage', (u) => this.emit('usage', u));
+    t.on('warning', (w) => this.emit('warning', w));
+    t.on('discontinuity', (d) => this.emit('discontinuity', d));
+    t.on('resumed', (r) => {
+      this.#resumed++;
+      this.emit('resumed', r);
+    });
+    t.on('retry', (r) => {
+      this.#retries++;
+      this.emit('retry', r);
+    });
+  }
+
+  // ------------------------------------------------------------ writable side
+
+  override _write(chunk: unknown, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (this.#interrupted) return callback();
+    const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : String(chunk);
+    if (text.length === 0) return callback();
+    this.#waterfall.firstTextMs ??= this.#now();
+    if (!this.#opened) void this.open().catch(() => undefined);
+    this.#pendingText += text;
+    this.#pendingChars += text.length;
+    this.#segmenter.push(text);
+    if (this.#pendingChars <= this.#maxChars) return callback();
+    // Too much text not yet spoken: hold the writer until segments complete.
+    this.#writeWaiter = () => callback();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#segmenter.end();
+    const finish = async (): Promise<void> => {
+      if (this.#interrupted) return;
+      if (!this.#opened && this.#segments.length === 0) {
+        this.push(null);
+        return;
+      }
+      await this.open();
+      await this.#sendChain;
+      const summary = await this.#endTransport();
+      this.#retries = Math.max(this.#retries, summary.retries);
+      this.#resumed = Math.max(this.#resumed, summary.resumed);
+      this.#waterfall.endMs = this.#now();
+      this.#pushEnd();
+    };
+    finish().then(
+      () => callback(),
+      (err: unknown) => {
+        this.#fail(err);
+        callback();
+      },
+    );
+  }
+
+  /** End the transport; on failure with a fallback, hand over what is left and end that one. */
+  async #endTransport(): Promise<TransportSummary> {
+    for (;;) {
+      try {
+        return await this.#transport.end();
+      } catch (err) {
+        if (!(await this.#tryFailover(err))) throw err;
+      }
+    }
+  }
+
+  #onSegment(text: string): void {
+    const segmentId = `${this.#prefix}-${this.#nextIndex++}`;
+    const state: SegmentState = {
+      segmentId,
+      text,
+      emittedBytes: 0,
+      attemptBytes: 0,
+      delivered: 0,
+      completed: false,
+      waterfall: { segmentId, characters: text.length, textReceivedMs: this.#now() },
+    };
+    this.#pendingText = this.#pendingText.slice(text.length);
+    this.#segments.push(state);
+    this.#bySegmentId.set(segmentId, state);
+    this.#sendChain = this.#sendChain.then(() => this.#send(state));
+  }
+
+  async #send(state: SegmentState): Promise<void> {
+    if (this.#interrupted || this.#fatal) return;
+    try {
+      await this.open();
+    } catch {
+      return;
+    }
+    state.waterfall.sentMs = this.#now();
+    state.waterfall.transport = this.#transport.name;
+    // Not awaited: the transport queues and paces; completion arrives by promise.
+    this.#transport.send({ segmentId: state.segmentId, text: state.text }).then(
+      (result) => this.#onCompleted(state, result),
+      (err: unknown) => this.#onSendFailed(err),
+    );
+  }
+
+  #onCompleted(state: SegmentState, result: SegmentResult): void {
+    if (state.completed) return;
+    state.completed = true;
+    state.waterfall.completedMs = this.#now();
+    const full = { ...result, audioBytes: state.emittedBytes, waterfall: state.waterfall };
+    this.#results.push(full);
+    this.#pendingChars = Math.max(0, this.#pendingChars - state.text.length);
+    this.emit('segment', full);
+    for (const w of this.#flushWaiters.filter((w) => w.segmentId === state.segmentId)) w.resolve(full);
+    this.#flushWaiters = this.#flushWaiters.filter((w) => w.segmentId !== state.segmentId);
+    if (this.#writeWaiter && this.#pendingChars <= this.#maxChars) {
+      const w = this.#writeWaiter;
+      this.#writeWaiter = undefined;
+      w();
+    }
+  }
+
+  #handingOver: Promise<boolean> | undefined;
+
+  #onSendFailed(err: unknown): void {
+    if (this.#interrupted) return;
+    // end() reports the same failure; failover is attempted once per transport.
+    void this.#tryFailover(err).then((ok) => {
+      if (!ok) this.#fail(err);
+    });
+  }
+
+  /** Move the segments not yet completed to the fallback transport. */
+  #tryFailover(err: unknown): Promise<boolean> {
+    const failed = this.#transport;
+    this.#handingOver ??= (async () => {
+      const fallback = this.#opts.fallback;
+      if (!fallback || this.#interrupted) return false;
+      const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
+      const next = fallback();
+      if (next.name === failed.name) return false;
+      const pending = this.#segments.filter((s) => !s.completed);
+      this.#failovers++;
+      failed.removeAllListeners();
+      void failed.abort(error).catch(() => undefined);
+      this.#transport = next;
+      this.#attach(next);
+      this.emit('failover', { from: failed.name, to: next.name, pendingSegments: pending.map((s) => s.segmentId), error });
+      const info = await next.open(this.#opts.signal);
+      this.#ready ??= info;
+      for (const s of pending) {
+        s.attemptBytes = 0;
+        s.waterfall.transport = next.name;
+        next.send({ segmentId: s.segmentId, text: s.text }).then(
+          (result) => this.#onCompleted(s, result),
+          (e: unknown) => this.#onSendFailed(e),
+        );
+      }
+      return true;
+    })().finally(() => {
+      this.#handingOver = undefined;
+    });
+    return this.#handingOver;
+  }
+
+  // ------------------------------------------------------------ readable side
+
+  #onAudio(chunk: AudioChunk): void {
+    if (this.#interrupted || this.#fatal) return;
+    const state = this.#bySegmentId.get(chunk.segmentId);
+    let data = chunk.data;
+    if (state) {
+      // After a failover the new transport regenerates the whole segment:
+      // skip what the listener already heard (pcm/wav: sample-aligned).
+      const already = state.emittedBytes - state.attemptBytes;
+      state.attemptBytes += data.length;
+      if (already > 0) {
+        if (chunk.format === 'pcm' || chunk.format === 'wav') {
+          const skip = Math.min(already - (already % frameBytes(chunk)), data.length);
+          data = data.subarray(skip);
+        } else if (state.attemptBytes - data.length === 0) {
+          this.emit('discontinuity', { segmentId: state.segmentId, droppedBytes: 0 });
+        }
+      }
+      if (data.length === 0) return;
+      state.emittedBytes += data.length;
+      state.waterfall.firstAudioMs ??= this.#now();
+    }
+    if (this.#waterfall.firstAudioMs === undefined) {
+      this.#waterfall.firstAudioMs = this.#now();
+      const from = Math.max(this.#waterfall.firstTextMs ?? 0, this.#waterfall.openStartMs ?? 0);
+      this.#waterfall.ttfaMs = this.#waterfall.firstAudioMs - from;
+      this.emit('first-audio', { ttfaMs: this.#waterfall.ttfaMs });
+    }
+    this.#bytes += data.length;
+    const out = data === chunk.data ? chunk : { ...chunk, data };
+    if (this.#chunkMode) {
+      this.#chunkMode.queue.push(out);
+      this.#chunkMode.bytes += data.length;
+      this.#chunkMode.wake?.();
+      if (this.#chunkMode.bytes >= this.#maxAudio) this.#pauseTransport();
+      return;
+    }
+    this.#markRead(out);
+    if (!this.push(data)) this.#pauseTransport();
+  }
+
+  #markRead(chunk: AudioChunk): void {
+    const state = this.#bySegmentId.get(chunk.segmentId);
+    if (!state) return;
+    state.delivered += chunk.data.length;
+    state.waterfall.firstReadMs ??= this.#now();
+  }
+
+  #pauseTransport(): void {
+    if (this.#paused) return;
+    this.#paused = true;
+    this.#transport.pause();
+  }
+
+  #resumeTransport(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    this.#transport.resume();
+  }
+
+  override _read(): void {
+    this.#resumeTransport();
+  }
+
+  #pushEnd(): void {
+    if (this.#chunkMode) {
+      this.#chunkMode.wake?.();
+    }
+    this.push(null);
+  }
+
+  /**
+   * Audio with its metadata, in sequence order. Use either this or the
+   * readable side, not both.
+   */
+  async *chunks(): AsyncGenerator<AudioChunk> {
+    const mode = (this.#chunkMode ??= { queue: [], bytes: 0, wake: undefined });
+    const wake = () => mode.wake?.();
+    this.once('end', wake);
+    this.once('close', wake);
+    // The readable side is unused in chunk mode: let its end signal flow.
+    this.resume();
+    for (;;) {
+      const next = mode.queue.shift();
+      if (next) {
+        mode.bytes -= next.data.length;
+        if (mode.bytes < this.#maxAudio / 2) this.#resumeTransport();
+        this.#markRead(next);
+        yield next;
+        continue;
+      }
+      if (this.#fatal) throw this.#fatal;
+      if (this.readableEnded || this.#interrupted || this.destroyed) return;
+      await new Promise<void>((resolve) => {
+        mode.wake = resolve;
+      });
+      mode.wake = undefined;
+    }
+  }
+
+  /** The readable side as a web `ReadableStream` of bytes. */
+  toWeb(): ReadableStream<Uint8Array> {
+    return Readable.toWeb(this) as unknown as ReadableStream<Uint8Array>;
+  }
+
+  /**
+   * Speak what is buffered now (without waiting for a sentence end).
+   * Resolves when that segment completed, with its usage.
+   */
+  async flush(): Promise<SegmentResult | undefined> {
+    const before = this.#segments.length;
+    this.#segmenter.flush();
+    const last = this.#segments[this.#segments.length - 1];
+    if (this.#segments.length === before || !last) return undefined;
+    if (last.completed) return this.#results.find((r) => r.segmentId === last.segmentId);
+    return new Promise((resolve, reject) => this.#flushWaiters.push({ segmentId: last.segmentId, resolve, reject }));
+  }
+
+  /**
+   * Barge-in: drop buffered text and audio, end the request now, and report
+   * what was spoken. No audio is emitted after this returns.
+   */
+  async interrupt(): Promise<InterruptReport> {
+    const unspoken = this.#segmenter.clear();
+    this.#interrupted = true;
+    const report: InterruptReport = { spoken: [], spokenChars: 0, unspokenText: '' };
+    const unspokenParts: string[] = [];
+    for (const s of this.#segments) {
+      if (s.delivered > 0) {
+        const complete = s.completed && s.delivered >= s.emittedBytes;
+        report.spoken.push({ segmentId: s.segmentId, text: s.text, complete, audioBytes: s.delivered });
+        if (complete) report.spokenChars += s.text.length;
+        else unspokenParts.push(s.text);
+      } else unspokenParts.push(s.text);
+    }
+    report.unspokenText = unspokenParts.join('') + unspoken;
+    if (this.#chunkMode) this.#chunkMode.queue.length = 0;
+    await this.#transport.abort(new AbortError('interrupted')).catch(() => undefined);
+    this.#writeWaiter?.();
+    this.#writeWaiter = undefined;
+    for (const w of this.#flushWaiters) w.reject(new AbortError('interrupted'));
+    this.#flushWaiters = [];
+    this.#waterfall.endMs = this.#now();
+    this.push(null);
+    this.#chunkMode?.wake?.();
+    return report;
+  }
+
+  #abort(err: VoxpipeError): void {
+    if (this.#interrupted) return;
+    this.#interrupted = true;
+    void this.#transport.abort(err).catch(() => undefined);
+    this.destroy(err);
+  }
+
+  #fail(err: unknown): void {
+    if (this.#fatal || this.#interrupted) return;
+    const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', err instanceof Error ? err.message : String(err), { cause: err });
+    this.#fatal = error;
+    for (const w of this.#flushWaiters) w.reject(error);
+    this.#flushWaiters = [];
+    this.#chunkMode?.wake?.();
+    void this.#transport.abort(error).catch(() => undefined);
+    this.destroy(error);
+  }
+
+  /** Figures of the stream so far (complete once the readable side ended). */
+  summary(): SpeechStreamSummary {
+    return {
+      requestId: this.#ready?.requestId ?? '',
+      transport: this.#ready?.transport ?? this.#transport.name,
+      segments: [...this.#results],
+      units: this.#results.reduce((n, r) => n + r.units, 0),
+      bytes: this.#bytes,
+      retries: this.#retries,
+      resumed: this.#resumed,
+      failovers: this.#failovers,
+      ready: this.#ready,
+      waterfall: { ...this.#waterfall },
+    };
+  }
+
+  // Typed overloads for SpeechStream's own events; Duplex events pass through.
+  override on<K extends keyof SpeechStreamEventMap>(event: K, listener: (...args: SpeechStreamEventMap[K]) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override on(event: string | symbol, listener: (...args: any[]) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override on(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.on(event, listener);
+  }
+
+  override once<K extends keyof SpeechStreamEventMap>(event: K, listener: (...args: SpeechStreamEventMap[K]) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override once(event: string | symbol, listener: (...args: any[]) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override once(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.once(event, listener);
+  }
+
+  /** Text written but not yet handed to a segment. */
+  get bufferedText(): string {
+    return this.#pendingText;
+  }
+}
