@@ -1,0 +1,824 @@
+/**
+ * The reliable-mode state machine, sans-IO (DESIGN.md, "the heart").
+ *
+ * One input, `handle(event)`; every effect goes through the injected
+ * `MachinePort`. It never reads a clock, opens a socket or starts a real
+ * timer, so each transition is a plain unit test and the same class runs in
+ * a browser. `ReliableSession` wires it to `ws`, timers and `fetch`.
+ *
+ * What it guarantees:
+ * - Pacing (spec 6, rule 4): one `text` frame in flight until its
+ *   `input_ack`; one `flush` in flight until its `segment_completed`. The
+ *   text of the next segment may go out while the previous one generates.
+ * - Resume (spec 3.5, 7.7): on `error` with `retryable: true`, close 1012 or
+ *   1013, or a dropped transport after `start`, it backs off (exponential,
+ *   jitter), reads the request-status route and then reopens with
+ *   `retry_failed` (failed_retryable), starts again with the same
+ *   `request_id` (unknown request), recovers audio from the manifest
+ *   (completed), polls (running) or fails (failed_terminal).
+ * - Completed segments are never sent again and no byte of audio reaches the
+ *   listener twice (except under `restart`, announced by `discontinuity`).
+ * - Non-retryable errors fail at once, with no retry.
+ */
+import { ConnectionError, RealtimeServerError, ResumeError, TimeoutError, type VoxpipeError } from '../../errors.js';
+import { AudioFormat } from '../../protocol/audio.js';
+import { CloseCode, FinishReason, isRecoverableClose, Mode, RequestState } from '../../protocol/constants.js';
+import type {
+  AudioEvent,
+  ClientEvent,
+  ErrorEvent,
+  FinishEvent,
+  ReadyEvent,
+  RequestStatus,
+  SegmentCompletedEvent,
+  ServerEvent,
+  StartEvent,
+  StartRequest,
+} from '../../protocol/events.js';
+import { backoffDelayMs, resolveBackoff, type BackoffPolicy } from '../backoff.js';
+import { Journal, type JournalEntry } from './journal.js';
+import {
+  PartialSegmentPolicy,
+  SegmentState,
+  TimerId,
+  WaterfallStage,
+  type MachineInput,
+  type MachineOptions,
+  type MachinePort,
+  type MachineSummary,
+  type SegmentAudioResult,
+  type StatusResult,
+} from './types.js';
+import { wavHeaderLength } from './wav-prefix.js';
+
+/** Where the machine is. */
+export const Phase = {
+  idle: 'idle',
+  /** `openTransport()` asked, waiting for `transport-opened`. */
+  connecting: 'connecting',
+  /** `start` sent, waiting for `ready`. */
+  starting: 'starting',
+  /** `ready` received: segments flow. */
+  running: 'running',
+  /** `stop` sent, waiting for `finish`. */
+  stopping: 'stopping',
+  /** A backoff or status-poll timer runs. */
+  waiting: 'waiting',
+  /** Reading the request-status route. */
+  fetchingStatus: 'fetching-status',
+  /** Downloading missing audio from the manifest. */
+  recovering: 'recovering',
+  /** The service completed the request (recovered from the manifest); waiting for the user's stop. */
+  completedRemotely: 'completed-remotely',
+  done: 'done',
+  failed: 'failed',
+  aborted: 'aborted',
+} as const;
+export type Phase = (typeof Phase)[keyof typeof Phase];
+
+/** WebSocket close code of a connection that ended without a close frame (TCP drop). */
+const ABNORMAL_CLOSE = 1006;
+
+const TERMINAL: ReadonlySet<Phase> = new Set([Phase.done, Phase.failed, Phase.aborted]);
+const CONNECTED: ReadonlySet<Phase> = new Set([Phase.starting, Phase.running, Phase.stopping]);
+
+/** `ResumeError.code` values. */
+export const ResumeErrorCode = {
+  /** Recovery failed `maxRetries` times in a row; `cause` is the last failure. */
+  retriesExhausted: 'retries_exhausted',
+  /** The status route says `failed_terminal`. */
+  requestFailedTerminal: 'request_failed_terminal',
+  /** The status route kept saying `running`. */
+  requestStillRunning: 'request_still_running',
+  /** The service completed the request before a queued segment was sent. */
+  requestCompleted: 'request_completed',
+  /** `start` with `retry_failed` was answered by a state that cannot be retried now. */
+  requestNotResumable: 'request_not_resumable',
+  /** The resumed request does not match the first one (format changed). */
+  resumeMismatch: 'resume_mismatch',
+} as const;
+
+/** `warning` codes the machine raises itself. */
+export const MachineWarning = {
+  /** A completed request's manifest has no audio for a segment whose audio was not all emitted. */
+  audioUnavailable: 'audio_unavailable',
+  /** A segment completed with fewer audio bytes emitted than the service reports. */
+  audioGap: 'audio_gap',
+  /** Audio for a segment this request never queued, or already completed: dropped. */
+  unexpectedAudio: 'unexpected_audio',
+} as const;
+
+/** Formats whose bytes can be spliced at any sample boundary. */
+const SPLICEABLE: ReadonlySet<string> = new Set([AudioFormat.pcm, AudioFormat.wav]);
+
+/** The default `onPartialSegment` for a format. */
+export function defaultPartialPolicy(format: string): PartialSegmentPolicy {
+  return SPLICEABLE.has(format) ? PartialSegmentPolicy.continue : PartialSegmentPolicy.restart;
+}
+
+/** State of the current connection; a new one for every `transport-opened`. */
+interface ConnectionState {
+  /** `start` carries `retry_failed: true`. */
+  retryFailed: boolean;
+  /** Last `text.sequence` sent (the protocol counts from 1 per connection). */
+  sequence: number;
+  /** A `text` frame waits for its `input_ack`. */
+  awaitingAck: boolean;
+  /** The segment whose `flush` waits for `segment_completed`. */
+  flushOutstanding: string | undefined;
+  /** `audio` frames received on this connection. */
+  audioFrames: number;
+}
+
+interface ManifestItem {
+  entry: JournalEntry;
+  /** Where its audio is; `undefined`: complete it with what was emitted. */
+  url: string | undefined;
+  units: number;
+}
+
+/** What to do once the manifest's audio is recovered. */
+type AfterRecovery = 'reopen' | 'finish';
+
+export class ReliableMachine {
+  readonly requestId: string;
+  readonly #port: MachinePort;
+  readonly #request: StartRequest;
+  readonly #journal = new Journal();
+  readonly #backoff: BackoffPolicy;
+  readonly #maxRetries: number;
+  readonly #maxStatusPolls: number;
+  readonly #startTimeoutMs: number;
+  readonly #eventIdPrefix: string;
+  readonly #policyOption: PartialSegmentPolicy | undefined;
+
+  #phase: Phase = Phase.idle;
+  #conn: ConnectionState | undefined;
+  #transportOpen = false;
+  readonly #timers = new Set<TimerId>();
+  #eventCounter = 0;
+  #outSequence = 0;
+  #ready: ReadyEvent | undefined;
+  #policy: PartialSegmentPolicy = PartialSegmentPolicy.continue;
+  /** A WAV stream header reached the listener (only the first may). */
+  #headerEmitted = false;
+  /** `start` was sent at least once: the service may know the request. */
+  #startSent = false;
+  /** The user will queue nothing more. */
+  #ending = false;
+  /** Consecutive recovery attempts (reset by a successful resume). */
+  #attempt = 0;
+  #retries = 0;
+  #resumed = 0;
+  #statusReads = 0;
+  #statusPolls = 0;
+  /** A recovery is under way: the next `ready` is a resume. */
+  #resuming = false;
+  #manifestQueue: ManifestItem[] = [];
+  #afterRecovery: AfterRecovery = 'finish';
+  #error: VoxpipeError | undefined;
+
+  constructor(options: MachineOptions, port: MachinePort) {
+    this.requestId = options.requestId;
+    this.#request = options.request;
+    this.#port = port;
+    this.#policyOption = options.onPartialSegment;
+    this.#backoff = resolveBackoff(options.backoff);
+    this.#maxRetries = options.maxRetries ?? 6;
+    this.#maxStatusPolls = options.maxStatusPolls ?? 20;
+    this.#startTimeoutMs = options.startTimeoutMs ?? 10_000; // 10 s
+    // Keep ids within the 128-character limit whatever the prefix.
+    this.#eventIdPrefix = (options.eventIdPrefix ?? 'ev').slice(0, 100);
+  }
+
+  get phase(): Phase {
+    return this.#phase;
+  }
+
+  /** The failure that ended the machine, if any. */
+  get error(): VoxpipeError | undefined {
+    return this.#error;
+  }
+
+  get ready(): ReadyEvent | undefined {
+    return this.#ready;
+  }
+
+  /** The `onPartialSegment` policy in force (known for certain once `ready` arrived). */
+  get partialPolicy(): PartialSegmentPolicy {
+    return this.#policy;
+  }
+
+  /** Whether a segment id is already in the journal. */
+  has(segmentId: string): boolean {
+    return this.#journal.has(segmentId);
+  }
+
+  /** Segments not completed, in order. */
+  pending(): { segmentId: string; text: string }[] {
+    return this.#journal.pending().map((e) => ({ segmentId: e.segmentId, text: e.text }));
+  }
+
+  /** The journal, read-only, for tests and diagnostics. */
+  journal(): readonly Readonly<JournalEntry>[] {
+    return this.#journal.all();
+  }
+
+  summary(): MachineSummary {
+    const completed = this.#journal.all().filter((e) => e.completed);
+    return {
+      requestId: this.requestId,
+      units: completed.reduce((n, e) => n + e.units, 0),
+      retries: this.#retries,
+      resumed: this.#resumed,
+      statusReads: this.#statusReads,
+      segments: completed.map((e) => ({ segmentId: e.segmentId, units: e.units, audioBytes: e.outputBytes })),
+    };
+  }
+
+  /** The one input. */
+  handle(input: MachineInput): void {
+    if (TERMINAL.has(this.#phase)) return;
+    switch (input.type) {
+      case 'open':
+        if (this.#phase === Phase.idle) this.#connect(false);
+        return;
+      case 'transport-opened':
+        this.#onTransportOpened();
+        return;
+      case 'transport-failed':
+        this.#onTransportFailed(input.error);
+        return;
+      case 'frame':
+        if (CONNECTED.has(this.#phase)) this.#onFrame(input.event);
+        return;
+      case 'transport-closed':
+        this.#onTransportClosed(input.code, input.reason, input.wasClean, input.error);
+        return;
+      case 'timer':
+        this.#onTimer(input.id);
+        return;
+      case 'segment-queued':
+        this.#onSegmentQueued(input.segmentId, input.text);
+        return;
+      case 'stop-requested':
+        this.#ending = true;
+        if (this.#phase === Phase.running) this.#pump();
+        else if (this.#phase === Phase.completedRemotely) this.#finishOk();
+        return;
+      case 'abort-requested':
+        this.#onAbort(input.reason);
+        return;
+      case 'status-fetched':
+        if (this.#phase === Phase.fetchingStatus) this.#onStatus(input.result);
+        return;
+      case 'audio-fetched':
+        if (this.#phase === Phase.recovering) this.#onSegmentAudio(input.segmentId, input.result);
+        return;
+    }
+  }
+
+  // ---------------------------------------------------------------- connection
+
+  #connect(retryFailed: boolean): void {
+    this.#phase = Phase.connecting;
+    this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, audioFrames: 0 };
+    this.#port.openTransport();
+  }
+
+  #onTransportOpened(): void {
+    if (this.#phase !== Phase.connecting || !this.#conn) return;
+    this.#transportOpen = true;
+    this.#journal.resetConnection();
+    const start: StartEvent = {
+      event: 'start',
+      mode: Mode.reliable,
+      event_id: this.#nextEventId(),
+      request_id: this.requestId,
+      request: this.#request,
+    };
+    if (this.#conn.retryFailed) start.retry_failed = true;
+    this.#send(start);
+    this.#startSent = true;
+    this.#phase = Phase.starting;
+    this.#startTimer(TimerId.start, this.#startTimeoutMs);
+  }
+
+  #onTransportFailed(error: VoxpipeError): void {
+    if (this.#phase !== Phase.connecting) return;
+    // Before any `start` the request cannot exist: a first connection that
+    // fails is the caller's to handle (wrong URL, key, network), not a resume.
+    if (error.retryable && this.#startSent) this.#retry(error);
+    else this.#fail(error);
+  }
+
+  #onTransportClosed(code: number, reason: string, wasClean: boolean, error: VoxpipeError | undefined): void {
+    if (!CONNECTED.has(this.#phase)) return;
+    this.#transportOpen = false;
+    const dropped = code === ABNORMAL_CLOSE || !wasClean;
+    const retryable = error ? error.retryable : isRecoverableClose(code) || dropped;
+    const failure =
+      error ??
+      new ConnectionError('connection_closed', `connection closed (${code}${reason ? `: ${reason}` : ''}) before the request finished`, {
+        closeCode: code,
+        retryable,
+        requestId: this.requestId,
+      });
+    if (retryable) this.#retry(failure);
+    else this.#fail(failure);
+  }
+
+  // ---------------------------------------------------------------- frames
+
+  #onFrame(event: ServerEvent): void {
+    switch (event.event) {
+      case 'ready':
+        this.#onReady(event);
+        return;
+      case 'request_status':
+        this.#onRequestStatusEvent(event.state);
+        return;
+      case 'input_ack':
+        this.#onInputAck(event.sequence);
+        return;
+      case 'segment_accepted': {
+        const entry = this.#journal.get(event.segment_id);
+        if (!entry || entry.completed) return;
+        entry.state = SegmentState.accepted;
+        this.#mark(entry, WaterfallStage.accepted);
+        if (!entry.acceptReported) {
+          entry.acceptReported = true;
+          this.#port.emit({ type: 'segment-accepted', segmentId: entry.segmentId });
+        }
+        return;
+      }
+      case 'audio':
+        this.#onAudio(event);
+        return;
+      case 'usage': {
+        const entry = this.#journal.get(event.segment_id);
+        if (!entry || entry.completed) return;
+        this.#port.emit({
+          type: 'usage',
+          segmentId: event.segment_id,
+          segmentUnits: event.segment_units,
+          sessionUnits: event.session_units,
+          quotaRemaining: event.quota_remaining,
+          audioBytes: event.audio_bytes,
+        });
+        return;
+      }
+      case 'segment_completed':
+        this.#onSegmentCompleted(event);
+        return;
+      case 'warning':
+        this.#port.emit({ type: 'warning', code: event.code, message: event.message });
+        return;
+      case 'error':
+        this.#onErrorEvent(event);
+        return;
+      case 'finish':
+        this.#onFinish(event);
+        return;
+      case 'authenticated':
+      case 'pong':
+        return;
+    }
+  }
+
+  #onReady(ready: ReadyEvent): void {
+    if (this.#phase !== Phase.starting) return;
+    this.#cancelTimer(TimerId.start);
+    if (this.#ready && this.#ready.format !== ready.format) {
+      this.#fail(new ResumeError(ResumeErrorCode.resumeMismatch, `resumed request speaks ${ready.format}, not ${this.#ready.format}`, { requestId: this.requestId }));
+      return;
+    }
+    const first = this.#ready === undefined;
+    this.#ready = ready;
+    if (first) this.#policy = this.#policyOption ?? defaultPartialPolicy(ready.format);
+    this.#phase = Phase.running;
+    const resumed = this.#resuming;
+    const attempt = this.#attempt;
+    this.#resuming = false;
+    this.#attempt = 0;
+    this.#statusPolls = 0;
+    if (first) this.#port.emit({ type: 'ready', ready });
+    if (resumed) {
+      this.#resumed++;
+      this.#port.emit({ type: 'resumed', attempt, requestId: this.requestId, pendingSegments: this.#journal.pending().map((e) => e.segmentId) });
+    }
+    this.#pump();
+  }
+
+  /** `start` named a request the service knows: it answers its state and closes. */
+  #onRequestStatusEvent(state: string): void {
+    if (this.#phase !== Phase.starting) return;
+    this.#cancelTimer(TimerId.start);
+    const askedRetry = this.#conn?.retryFailed ?? false;
+    this.#closeTransport(CloseCode.normal, 'request status received');
+    if (state === RequestState.completed) {
+      // The event has no manifest: read it from the route.
+      this.#readStatus();
+    } else if (state === RequestState.failedRetryable && !askedRetry) {
+      this.#resuming = true;
+      this.#connect(true);
+    } else if (state === RequestState.failedRetryable || state === RequestState.running) {
+      // Not what a retry_failed start should answer, or not finished failing yet: back off, read again.
+      this.#retry(new ResumeError(ResumeErrorCode.requestNotResumable, `request ${this.requestId} is ${state}`, { requestId: this.requestId, retryable: true }));
+    } else {
+      this.#fail(new ResumeError(ResumeErrorCode.requestFailedTerminal, `request ${this.requestId} failed terminally`, { requestId: this.requestId }));
+    }
+  }
+
+  #onInputAck(sequence: number): void {
+    const conn = this.#conn;
+    if (!conn || !conn.awaitingAck || sequence !== conn.sequence) return;
+    conn.awaitingAck = false;
+    const entry = this.#journal.firstUnflushed();
+    if (entry && entry.framesSent === entry.frames.length) this.#mark(entry, WaterfallStage.inputAck);
+    this.#pump();
+  }
+
+  #onSegmentCompleted(event: SegmentCompletedEvent): void {
+    const conn = this.#conn;
+    if (conn && conn.flushOutstanding === event.segment_id) conn.flushOutstanding = undefined;
+    const entry = this.#journal.get(event.segment_id);
+    if (entry && !entry.completed) {
+      // A re-flushed segment the service had completed comes back without
+      // audio; if the listener missed its tail, say so.
+      const headerSlack = this.#ready?.format === AudioFormat.wav ? 64 : 0;
+      if (entry.receivedBytes === 0 && event.audio_bytes > entry.emittedBytes + headerSlack) {
+        this.#port.emit({
+          type: 'warning',
+          code: MachineWarning.audioGap,
+          message: `segment ${entry.segmentId}: ${event.audio_bytes - entry.emittedBytes} bytes of audio were lost and cannot be recovered`,
+        });
+      }
+      this.#complete(entry, event.units);
+    }
+    this.#pump();
+  }
+
+  #onErrorEvent(event: ErrorEvent): void {
+    const error = new RealtimeServerError(event.code, event.message, event.terminal, {
+      requestId: event.request_id ?? this.requestId,
+      retryable: event.retryable,
+      stage: event.stage,
+      details: event.path === undefined ? {} : { path: event.path },
+    });
+    // A non-terminal, non-retryable error is about a frame of ours: with a
+    // client that keeps the protocol it means a bug or a bad segment, and
+    // continuing would drop that segment silently. Fail loudly instead.
+    if (event.retryable) this.#retry(error);
+    else this.#fail(error);
+  }
+
+  #onFinish(event: FinishEvent): void {
+    if (event.reason === FinishReason.completed) {
+      if (this.#phase === Phase.stopping || this.#journal.pending().length === 0) this.#finishOk();
+      else this.#fail(new RealtimeServerError('invalid_state', 'the request finished before all segments completed', true, { requestId: this.requestId }));
+      return;
+    }
+    // server_draining: the close (1012) that follows drives the resume.
+    if (event.reason === FinishReason.serverDraining) return;
+    // error, timeout: the status route decides whether the request can go on.
+    this.#retry(new ConnectionError('request_interrupted', `request finished with reason ${event.reason}`, { retryable: true, requestId: this.requestId }));
+  }
+
+  // ---------------------------------------------------------------- audio
+
+  #onAudio(event: AudioEvent): void {
+    const conn = this.#conn;
+    if (!conn) return;
+    conn.audioFrames++;
+    const entry = this.#journal.get(event.segment_id);
+    if (!entry || entry.completed) {
+      this.#port.emit({ type: 'warning', code: MachineWarning.unexpectedAudio, message: `dropped audio of segment ${event.segment_id}` });
+      return;
+    }
+    let payload: Uint8Array = event.audio;
+    if (conn.audioFrames === 1) payload = this.#takeStreamHeader(entry, payload);
+    const start = entry.receivedBytes;
+    entry.receivedBytes += payload.byteLength;
+    if (payload.byteLength === 0) return;
+    if (this.#policy === PartialSegmentPolicy.restart) {
+      if (start === 0 && entry.emittedBytes > 0) this.#restart(entry);
+      this.#release(entry, payload);
+      return;
+    }
+    // continue: release only what lies beyond the bytes already emitted.
+    const skip = entry.emittedBytes - start;
+    if (skip >= payload.byteLength) return;
+    this.#release(entry, skip > 0 ? payload.subarray(skip) : payload);
+  }
+
+  /**
+   * The first `wav` frame on a connection starts with a stream header. The
+   * first one of the request goes to the listener; a later one (a resumed
+   * request) is dropped, so the output stays one valid WAV stream.
+   */
+  #takeStreamHeader(entry: JournalEntry, payload: Uint8Array): Uint8Array {
+    if (this.#ready?.format !== AudioFormat.wav) return payload;
+    const headerBytes = wavHeaderLength(payload);
+    if (headerBytes === undefined) return payload;
+    if (!this.#headerEmitted) this.#emitHeader(entry, payload.subarray(0, headerBytes));
+    return payload.subarray(headerBytes);
+  }
+
+  #emitHeader(entry: JournalEntry, header: Uint8Array): void {
+    this.#headerEmitted = true;
+    entry.outputBytes += header.byteLength;
+    this.#port.emitAudio({ segmentId: entry.segmentId, data: header, sequence: ++this.#outSequence });
+  }
+
+  #restart(entry: JournalEntry): void {
+    this.#port.emit({ type: 'discontinuity', segmentId: entry.segmentId, droppedBytes: entry.emittedBytes });
+    entry.emittedBytes = 0;
+  }
+
+  #release(entry: JournalEntry, data: Uint8Array): void {
+    this.#mark(entry, WaterfallStage.firstAudio);
+    entry.emittedBytes += data.byteLength;
+    entry.outputBytes += data.byteLength;
+    this.#port.emitAudio({ segmentId: entry.segmentId, data, sequence: ++this.#outSequence });
+  }
+
+  // ---------------------------------------------------------------- pacing
+
+  /** Send whatever the pacing rules allow now. */
+  #pump(): void {
+    const conn = this.#conn;
+    if (this.#phase !== Phase.running || !conn) return;
+    for (;;) {
+      if (conn.awaitingAck) return;
+      const entry = this.#journal.firstUnflushed();
+      if (!entry) break;
+      if (entry.framesSent < entry.frames.length) {
+        const text = entry.frames[entry.framesSent]!;
+        entry.framesSent++;
+        entry.state = SegmentState.sending;
+        conn.sequence++;
+        conn.awaitingAck = true;
+        this.#send({ event: 'text', event_id: this.#nextEventId(), sequence: conn.sequence, text });
+        this.#mark(entry, WaterfallStage.sent);
+        return;
+      }
+      if (conn.flushOutstanding !== undefined) return;
+      this.#send({ event: 'flush', event_id: this.#nextEventId(), segment_id: entry.segmentId });
+      entry.state = SegmentState.flushed;
+      entry.everFlushed = true;
+      conn.flushOutstanding = entry.segmentId;
+    }
+    if (this.#ending && conn.flushOutstanding === undefined && this.#journal.pending().length === 0) {
+      this.#send({ event: 'stop', event_id: this.#nextEventId() });
+      this.#phase = Phase.stopping;
+    }
+  }
+
+  #onSegmentQueued(segmentId: string, text: string): void {
+    if (this.#phase === Phase.completedRemotely) {
+      this.#journal.add(segmentId, text);
+      this.#fail(new ResumeError(ResumeErrorCode.requestCompleted, `request ${this.requestId} completed before segment ${segmentId} was sent`, { requestId: this.requestId }));
+      return;
+    }
+    this.#journal.add(segmentId, text);
+    this.#pump();
+  }
+
+  #complete(entry: JournalEntry, units: number): void {
+    entry.state = SegmentState.completed;
+    entry.units = units;
+    this.#mark(entry, WaterfallStage.completed);
+    this.#port.emit({ type: 'segment-completed', result: { segmentId: entry.segmentId, units, audioBytes: entry.outputBytes } });
+  }
+
+  // ---------------------------------------------------------------- recovery
+
+  /** A retryable failure: close what is left, back off, then read the status route. */
+  #retry(error: VoxpipeError): void {
+    this.#cancelTimer(TimerId.start);
+    this.#cancelTimer(TimerId.statusPoll);
+    if (this.#transportOpen) this.#closeTransport(CloseCode.normal, 'retrying');
+    this.#attempt++;
+    this.#retries++;
+    if (this.#attempt > this.#maxRetries) {
+      this.#fail(
+        new ResumeError(ResumeErrorCode.retriesExhausted, `gave up after ${this.#maxRetries} retries: ${error.message}`, {
+          cause: error,
+          requestId: this.requestId,
+          details: { lastCode: error.code },
+        }),
+      );
+      return;
+    }
+    this.#resuming = true;
+    const delayMs = backoffDelayMs(this.#attempt, this.#backoff, this.#port.random());
+    this.#port.emit({ type: 'retry', attempt: this.#attempt, error, delayMs });
+    this.#phase = Phase.waiting;
+    this.#startTimer(TimerId.backoff, delayMs);
+  }
+
+  #onTimer(id: TimerId): void {
+    if (!this.#timers.delete(id)) return; // cancelled or stale
+    if (id === TimerId.start) {
+      if (this.#phase === Phase.starting) {
+        this.#retry(new TimeoutError(`no ready within ${this.#startTimeoutMs} ms of start`, { retryable: true, requestId: this.requestId }));
+      }
+      return;
+    }
+    if (this.#phase === Phase.waiting) this.#readStatus();
+  }
+
+  #readStatus(): void {
+    this.#phase = Phase.fetchingStatus;
+    this.#statusReads++;
+    this.#port.fetchStatus(this.requestId);
+  }
+
+  #onStatus(result: StatusResult): void {
+    if (result.kind === 'error') {
+      if (result.error.retryable) this.#retry(result.error);
+      else this.#fail(result.error);
+      return;
+    }
+    if (result.kind === 'not-found') {
+      // The service never registered the request: start it again, same id.
+      this.#connect(false);
+      return;
+    }
+    const status = result.status;
+    switch (status.state) {
+      case RequestState.failedRetryable:
+        this.#recoverFromManifest(status, 'reopen');
+        return;
+      case RequestState.completed:
+        this.#recoverFromManifest(status, 'finish');
+        return;
+      case RequestState.running: {
+        this.#statusPolls++;
+        if (this.#statusPolls > this.#maxStatusPolls) {
+          this.#fail(new ResumeError(ResumeErrorCode.requestStillRunning, `request ${this.requestId} still running after ${this.#maxStatusPolls} reads`, { requestId: this.requestId }));
+          return;
+        }
+        this.#phase = Phase.waiting;
+        this.#startTimer(TimerId.statusPoll, backoffDelayMs(this.#statusPolls, this.#backoff, this.#port.random()));
+        return;
+      }
+      default:
+        this.#fail(new ResumeError(ResumeErrorCode.requestFailedTerminal, `request ${this.requestId} failed terminally`, { requestId: this.requestId }));
+    }
+  }
+
+  /**
+   * Take from the manifest the audio of segments the service completed but
+   * the listener did not get in full, in order. Before a reopen only the
+   * leading run of such segments qualifies (the rest is generated again, and
+   * order must hold); when the request completed, every pending segment must
+   * be settled from the manifest.
+   */
+  #recoverFromManifest(status: RequestStatus, after: AfterRecovery): void {
+    const manifest = new Map((status.segments ?? []).map((s) => [s.segment_id, s]));
+    const queue: ManifestItem[] = [];
+    for (const entry of this.#journal.pending()) {
+      const item = manifest.get(entry.segmentId);
+      const done = item?.state === 'completed';
+      if (after === 'reopen') {
+        if (!done || item.audio_url === undefined) break;
+        queue.push({ entry, url: item.audio_url, units: item.units });
+        continue;
+      }
+      if (!entry.everFlushed) {
+        this.#fail(new ResumeError(ResumeErrorCode.requestCompleted, `request ${this.requestId} completed before segment ${entry.segmentId} was sent`, { requestId: this.requestId }));
+        return;
+      }
+      queue.push({ entry, url: done ? item.audio_url : undefined, units: done ? item.units : 0 });
+    }
+    this.#manifestQueue = queue;
+    this.#afterRecovery = after;
+    this.#phase = Phase.recovering;
+    this.#nextManifestItem();
+  }
+
+  #nextManifestItem(): void {
+    for (;;) {
+      const item = this.#manifestQueue[0];
+      if (!item) break;
+      if (item.url !== undefined) {
+        this.#port.fetchSegmentAudio(item.entry.segmentId, item.url);
+        return;
+      }
+      this.#manifestQueue.shift();
+      this.#port.emit({
+        type: 'warning',
+        code: MachineWarning.audioUnavailable,
+        message: `segment ${item.entry.segmentId}: the completed request offers no audio for it; ${item.entry.emittedBytes} bytes were emitted`,
+      });
+      this.#complete(item.entry, item.units);
+    }
+    if (this.#afterRecovery === 'reopen') {
+      this.#connect(true);
+      return;
+    }
+    const attempt = this.#attempt;
+    this.#resumed++;
+    this.#resuming = false;
+    this.#attempt = 0;
+    this.#port.emit({ type: 'resumed', attempt, requestId: this.requestId, pendingSegments: [] });
+    if (this.#ending) this.#finishOk();
+    else this.#phase = Phase.completedRemotely;
+  }
+
+  #onSegmentAudio(segmentId: string, result: SegmentAudioResult): void {
+    const item = this.#manifestQueue[0];
+    if (!item || item.entry.segmentId !== segmentId) return;
+    if (result.kind === 'error') {
+      if (result.error.retryable) this.#retry(result.error);
+      else this.#fail(result.error);
+      return;
+    }
+    this.#manifestQueue.shift();
+    const entry = item.entry;
+    let data: Uint8Array = result.data;
+    // A stored segment is a file of its own: only the request's first header may reach the listener.
+    if (this.#ready?.format === AudioFormat.wav) {
+      const headerBytes = wavHeaderLength(data);
+      if (headerBytes !== undefined) {
+        if (!this.#headerEmitted) this.#emitHeader(entry, data.subarray(0, headerBytes));
+        data = data.subarray(headerBytes);
+      }
+    }
+    if (this.#policy === PartialSegmentPolicy.restart) {
+      if (entry.emittedBytes > 0) this.#restart(entry);
+      if (data.byteLength > 0) this.#release(entry, data);
+    } else if (data.byteLength > entry.emittedBytes) {
+      this.#release(entry, data.subarray(entry.emittedBytes));
+    }
+    this.#complete(entry, item.units);
+    this.#nextManifestItem();
+  }
+
+  // ---------------------------------------------------------------- endings
+
+  #onAbort(reason: VoxpipeError): void {
+    this.#cancelAllTimers();
+    if (this.#transportOpen) {
+      // Tell the service the request ends here before leaving.
+      if (this.#phase === Phase.running) this.#send({ event: 'stop', event_id: this.#nextEventId() });
+      this.#closeTransport(CloseCode.normal, 'aborted');
+    }
+    this.#phase = Phase.aborted;
+    this.#error = reason;
+    this.#port.emit({ type: 'failed', error: reason });
+  }
+
+  #finishOk(): void {
+    this.#cancelAllTimers();
+    if (this.#transportOpen) this.#closeTransport(CloseCode.normal, 'done');
+    this.#phase = Phase.done;
+    this.#port.emit({ type: 'finished', summary: this.summary() });
+  }
+
+  #fail(error: VoxpipeError): void {
+    this.#cancelAllTimers();
+    if (this.#transportOpen) this.#closeTransport(CloseCode.normal, 'failed');
+    this.#phase = Phase.failed;
+    this.#error = error;
+    this.#port.emit({ type: 'failed', error });
+  }
+
+  // ---------------------------------------------------------------- port helpers
+
+  #send(event: ClientEvent): void {
+    this.#port.sendFrame(event);
+  }
+
+  #closeTransport(code: number, reason: string): void {
+    this.#transportOpen = false;
+    this.#port.closeTransport(code, reason);
+  }
+
+  #nextEventId(): string {
+    return `${this.#eventIdPrefix}-${++this.#eventCounter}`;
+  }
+
+  #mark(entry: JournalEntry, stage: WaterfallStage): void {
+    // Each stage once per segment, except completion (which happens once anyway).
+    if (entry.marked.has(stage)) return;
+    entry.marked.add(stage);
+    this.#port.emit({ type: 'mark', segmentId: entry.segmentId, stage });
+  }
+
+  #startTimer(id: TimerId, ms: number): void {
+    this.#timers.add(id);
+    this.#port.startTimer(id, ms);
+  }
+
+  #cancelTimer(id: TimerId): void {
+    if (this.#timers.delete(id)) this.#port.cancelTimer(id);
+  }
+
+  #cancelAllTimers(): void {
+    for (const id of [...this.#timers]) this.#cancelTimer(id);
+  }
+}
+

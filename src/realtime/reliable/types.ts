@@ -1,0 +1,163 @@
+/**
+ * The vocabulary of the reliable state machine: what goes in (`MachineInput`,
+ * one `handle()` call each), what comes out (`MachinePort`, the only way the
+ * machine acts on the world) and what it reports (`MachineEvent`).
+ */
+import type { VoxpipeError } from '../../errors.js';
+import type { ClientEvent, ReadyEvent, RequestStatus, ServerEvent, StartRequest } from '../../protocol/events.js';
+import type { BackoffPolicy } from '../backoff.js';
+
+/** What the listener gets when a segment was cut off mid-audio and is generated again. */
+export const PartialSegmentPolicy = {
+  /** Skip the bytes already emitted and continue (sample-exact for pcm and wav). */
+  continue: 'continue',
+  /** Emit a `discontinuity` event, then the whole segment again (mp3, opus). */
+  restart: 'restart',
+} as const;
+export type PartialSegmentPolicy = (typeof PartialSegmentPolicy)[keyof typeof PartialSegmentPolicy];
+
+/** Journal state of one segment. */
+export const SegmentState = {
+  /** Known to the client only. */
+  queued: 'queued',
+  /** Some of its `text` frames were sent on the current connection. */
+  sending: 'sending',
+  /** `flush` sent. */
+  flushed: 'flushed',
+  /** `segment_accepted` received. */
+  accepted: 'accepted',
+  /** `segment_completed` received (or its audio recovered from the manifest): never sent again. */
+  completed: 'completed',
+} as const;
+export type SegmentState = (typeof SegmentState)[keyof typeof SegmentState];
+
+/** The machine's timers. */
+export const TimerId = {
+  /** Backoff before the next recovery step. */
+  backoff: 'backoff',
+  /** `start` sent, no `ready` yet. */
+  start: 'start',
+  /** The status route said `running`: read it again later. */
+  statusPoll: 'status-poll',
+} as const;
+export type TimerId = (typeof TimerId)[keyof typeof TimerId];
+
+/** Waterfall stages the machine marks per segment; the session stamps them with the clock. */
+export const WaterfallStage = {
+  sent: 'sent',
+  inputAck: 'input_ack',
+  accepted: 'segment_accepted',
+  firstAudio: 'first_audio',
+  completed: 'completed',
+} as const;
+export type WaterfallStage = (typeof WaterfallStage)[keyof typeof WaterfallStage];
+
+/** Result of reading the request-status route. */
+export type StatusResult =
+  | { kind: 'found'; status: RequestStatus }
+  /** 404: the service never registered the request. */
+  | { kind: 'not-found' }
+  | { kind: 'error'; error: VoxpipeError };
+
+/** Result of downloading one segment's audio from the manifest. */
+export type SegmentAudioResult = { kind: 'ok'; data: Uint8Array } | { kind: 'error'; error: VoxpipeError };
+
+/** Every input of the machine. */
+export type MachineInput =
+  /** The user opened the session: connect and start the request. */
+  | { type: 'open' }
+  /** The transport asked for with `openTransport()` is connected and authenticated. */
+  | { type: 'transport-opened' }
+  /** The transport asked for could not be opened (handshake refused, network, timeout). */
+  | { type: 'transport-failed'; error: VoxpipeError }
+  /** A decoded server event from the current transport. */
+  | { type: 'frame'; event: ServerEvent }
+  /** The current transport closed (not sent after `closeTransport()`). */
+  | { type: 'transport-closed'; code: number; reason: string; wasClean: boolean; error?: VoxpipeError }
+  | { type: 'timer'; id: TimerId }
+  /** The user queued a segment (text already within the protocol's limits). */
+  | { type: 'segment-queued'; segmentId: string; text: string }
+  /** The user has no more segments: `stop` once all completed. */
+  | { type: 'stop-requested' }
+  /** Barge-in or abort: stop now, emit nothing more. */
+  | { type: 'abort-requested'; reason: VoxpipeError }
+  | { type: 'status-fetched'; result: StatusResult }
+  | { type: 'audio-fetched'; segmentId: string; result: SegmentAudioResult };
+
+/** Audio the machine releases to the listener, in order. */
+export interface MachineAudio {
+  segmentId: string;
+  /** Bytes to emit (never bytes emitted before). */
+  data: Uint8Array;
+  /** Output sequence, from 1, strictly increasing over the whole request (across connections). */
+  sequence: number;
+}
+
+/** A completed segment as the machine reports it. */
+export interface MachineSegmentResult {
+  segmentId: string;
+  units: number;
+  /** Bytes emitted for the segment, including a WAV stream header and, under `restart`, repeated bytes. */
+  audioBytes: number;
+}
+
+/** What the machine reports to the session. */
+export type MachineEvent =
+  | { type: 'ready'; ready: ReadyEvent }
+  | { type: 'resumed'; attempt: number; requestId: string; pendingSegments: string[] }
+  | { type: 'retry'; attempt: number; error: VoxpipeError; delayMs: number }
+  | { type: 'segment-accepted'; segmentId: string }
+  | { type: 'segment-completed'; result: MachineSegmentResult }
+  | { type: 'usage'; segmentId: string; segmentUnits: number; sessionUnits: number; quotaRemaining: number; audioBytes: number }
+  | { type: 'warning'; code: string; message: string }
+  | { type: 'discontinuity'; segmentId: string; droppedBytes: number }
+  | { type: 'mark'; segmentId: string; stage: WaterfallStage }
+  | { type: 'finished'; summary: MachineSummary }
+  | { type: 'failed'; error: VoxpipeError };
+
+export interface MachineSummary {
+  requestId: string;
+  units: number;
+  /** Recovery attempts (backoffs) made. */
+  retries: number;
+  /** Times the request continued on a new connection or from the manifest. */
+  resumed: number;
+  /** Reads of the request-status route. */
+  statusReads: number;
+  segments: MachineSegmentResult[];
+}
+
+/** Everything the machine does to the world goes through here. */
+export interface MachinePort {
+  sendFrame(event: ClientEvent): void;
+  emitAudio(audio: MachineAudio): void;
+  emit(event: MachineEvent): void;
+  startTimer(id: TimerId, ms: number): void;
+  cancelTimer(id: TimerId): void;
+  /** Connect and authenticate; answer with `transport-opened` or `transport-failed`. */
+  openTransport(): void;
+  /** Close the current transport and forget it: no input may come from it afterwards. */
+  closeTransport(code: number, reason: string): void;
+  /** Read `GET {rt_http_url}/v2/tts/requests/{id}`; answer with `status-fetched`. */
+  fetchStatus(requestId: string): void;
+  /** Download a manifest entry's audio; answer with `audio-fetched`. */
+  fetchSegmentAudio(segmentId: string, url: string): void;
+  /** A number in [0, 1) for backoff jitter. */
+  random(): number;
+}
+
+export interface MachineOptions {
+  requestId: string;
+  request: StartRequest;
+  /** Default: `continue` for pcm and wav, `restart` for mp3 and opus. */
+  onPartialSegment?: PartialSegmentPolicy;
+  /** Recovery attempts in a row before giving up; default 6. */
+  maxRetries?: number;
+  backoff?: Partial<BackoffPolicy>;
+  /** Reads of a `running` request before giving up; default 20. */
+  maxStatusPolls?: number;
+  /** Wait for `ready` after `start`; default 10_000 ms. */
+  startTimeoutMs?: number;
+  /** Prefix of every `event_id` the machine makes (unique per session); default `ev`. */
+  eventIdPrefix?: string;
+}
