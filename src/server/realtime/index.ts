@@ -1,0 +1,86 @@
+/**
+ * Module: realtime TTS (spec 3.4b, 3.5, 4.10, 5, 6, 7.6, 8).
+ *
+ * - `GET  /v2/tts/capabilities` (public)
+ * - `GET  /v2/tts/live` WebSocket upgrade, subprotocol `realtime.tts.msgpack.v2`
+ * - `POST /v2/tts/browser-tickets` (Bearer)
+ * - `GET  /v2/tts/requests/{request_id}` and `.../segments/{segment_id}/audio` (Bearer)
+ *
+ * Behaviour decisions are documented where they are made: session.ts
+ * (authentication, errors, timeouts), simple-mode.ts, reliable-mode.ts
+ * (every rule violation and its code), billing.ts, status-routes.ts
+ * (manifest audio), audio-pump.ts (framing, backpressure).
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import { REALTIME_PATHS, SUBPROTOCOL } from '../../protocol/constants.js';
+import { LIMITS } from '../../protocol/limits.js';
+import type { ModuleFactory, ServerModule } from '../app.js';
+import type { ServerContext } from '../context.js';
+import { ApiErrorCode, HttpError } from '../http/errors.js';
+import type { RouteDef } from '../http/router.js';
+import { capabilitiesRoute } from './capabilities.js';
+import { checkHandshake, rejectUpgrade } from './handshake.js';
+import { RequestStore } from './request-store.js';
+import { Session } from './session.js';
+import { statusRoutes } from './status-routes.js';
+import { browserTicketRoute, TicketBook } from './tickets.js';
+
+export { buildCapabilities } from './capabilities.js';
+export { REALTIME_TUNING } from './tuning.js';
+
+/** Build the realtime module over the server context. */
+export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerModule => {
+  const tickets = new TicketBook(ctx);
+  const requests = new RequestStore(ctx.store, ctx.site);
+  const sessions = new Set<Session>();
+  const wss = new WebSocketServer({
+    noServer: true,
+    // Deflate costs about 10x latency on loopback (DESIGN.md); frames are MessagePack.
+    perMessageDeflate: false,
+    // A larger frame is refused by ws with close 1009 before it is buffered whole.
+    maxPayload: LIMITS.maxFrameBytes,
+    // The handshake check already required it; ws echoes it in the 101.
+    handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+  });
+
+  const services = {
+    ctx,
+    tickets,
+    requests,
+    onClosed: (session: Session) => sessions.delete(session),
+  };
+
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const requestId = ctx.newId('req');
+    let handshake;
+    try {
+      handshake = checkHandshake(ctx, req);
+    } catch (err) {
+      rejectUpgrade(socket, err instanceof HttpError ? err : new HttpError(500, ApiErrorCode.internalError, 'internal server error'), requestId);
+      return;
+    }
+    socket.on('error', () => undefined);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      if (ctx.draining) {
+        ws.close(1012, 'server draining');
+        return;
+      }
+      sessions.add(new Session(ws, handshake, services));
+    });
+  }
+
+  return {
+    routes: [capabilitiesRoute(ctx), browserTicketRoute(tickets), ...statusRoutes(ctx, requests)] as RouteDef<never, never>[],
+    upgrade: { [REALTIME_PATHS.live]: upgrade },
+    async drain() {
+      await Promise.all([...sessions].map((s) => s.drain()));
+    },
+    async close() {
+      for (const s of sessions) s.terminate();
+      await Promise.all([...sessions].map((s) => s.closed));
+      wss.close();
+    },
+  };
+};

@@ -1,0 +1,108 @@
+/**
+ * The journal of reliable-mode requests (spec 3.5), kept in the store's
+ * `realtime-requests` collection and keyed by site, account and
+ * `request_id`: another account's request of the same id is another record,
+ * and is never visible.
+ */
+import type { AudioFormat } from '../../protocol/audio.js';
+import { RequestState } from '../../protocol/constants.js';
+import type { StartRequest } from '../../protocol/events.js';
+import type { Collection, Store } from '../store/types.js';
+
+/** Journal state of one segment. */
+export const SegmentState = { accepted: 'accepted', completed: 'completed', failed: 'failed' } as const;
+export type SegmentState = (typeof SegmentState)[keyof typeof SegmentState];
+
+/** One segment of a request, in flush order. */
+export interface JournalSegment {
+  segmentId: string;
+  /** Order within the request, from 0. */
+  index: number;
+  /** The full text, compared on a retried flush. */
+  text: string;
+  characters: number;
+  state: SegmentState;
+  /** Units charged (committed) for the segment; 0 until its first audio. */
+  units: number;
+  /** Bytes of audio sent for it by the attempt that completed it (or the latest attempt). */
+  audioBytes: number;
+  /** Ledger refId of its reservation (reused by every retry unless a failed attempt was refunded). */
+  refId: string;
+  /** Complete audio of a completed segment, when kept (see REALTIME_TUNING.maxStoredAudioBytesPerRequest). */
+  audio?: Buffer | undefined;
+}
+
+/** A reliable-mode request. */
+export interface RequestRecord {
+  requestId: string;
+  userId: string;
+  site: string;
+  state: RequestState;
+  /** The `start.request` as first given; a retry must repeat it. */
+  request: StartRequest;
+  format: AudioFormat;
+  segments: JournalSegment[];
+  /** Session of the connection generating it while `running`. */
+  ownerSessionId: string | undefined;
+  /** Why it failed, for the status route. */
+  failure: { code: string; message: string } | undefined;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Units charged for the whole request (committed segments). */
+export function requestUnits(record: RequestRecord): number {
+  return record.segments.reduce((n, s) => n + s.units, 0);
+}
+
+/** True when a completed request, or completed segments, can be read back. */
+export function resultAvailable(record: RequestRecord): boolean {
+  return record.state === RequestState.completed || record.segments.some((s) => s.state === SegmentState.completed);
+}
+
+/** Bytes of audio kept for the manifest across the request's segments. */
+export function storedAudioBytes(record: RequestRecord): number {
+  return record.segments.reduce((n, s) => n + (s.audio?.length ?? 0), 0);
+}
+
+export class RequestStore {
+  readonly #records: Collection<RequestRecord>;
+
+  constructor(store: Store, private readonly site: string) {
+    this.#records = store.collection<RequestRecord>('realtime-requests');
+  }
+
+  #key(userId: string, requestId: string): string {
+    // JSON keeps the parts apart whatever characters a request_id holds.
+    return JSON.stringify([this.site, userId, requestId]);
+  }
+
+  get(userId: string, requestId: string): RequestRecord | undefined {
+    return this.#records.get(this.#key(userId, requestId));
+  }
+
+  create(userId: string, requestId: string, request: StartRequest, format: AudioFormat, ownerSessionId: string): RequestRecord {
+    const now = new Date().toISOString();
+    const record: RequestRecord = {
+      requestId,
+      userId,
+      site: this.site,
+      state: RequestState.running,
+      request,
+      format,
+      segments: [],
+      ownerSessionId,
+      failure: undefined,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.save(record);
+    return record;
+  }
+
+  /** Write a changed record back (a no-op in memory; what a shared store needs). */
+  save(record: RequestRecord): void {
+    record.updatedAt = new Date().toISOString();
+    this.#records.set(this.#key(record.userId, record.requestId), record);
+  }
+}

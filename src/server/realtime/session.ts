@@ -1,0 +1,391 @@
+/**
+ * One realtime connection: authentication, frame decoding and dispatch,
+ * the server-event envelope, timers, fault injection and how the
+ * connection ends. What a request does lives in simple-mode.ts and
+ * reliable-mode.ts, behind the SessionPort this class implements.
+ *
+ * Decisions the spec leaves open:
+ * - Before authentication, every frame other than a valid `auth` ends the
+ *   connection (`authentication_required`, or the decode error's code,
+ *   terminal, close 1008). After it, a frame that fails to decode gets an
+ *   `error` with the codec's code and `path`, non-terminal.
+ * - A WebSocket text frame is `invalid_message` (frames are MessagePack binary).
+ * - A repeated client `event_id` on a connection is `invalid_message`
+ *   (non-terminal; the frame is ignored).
+ * - `ping` without `event_id` once a reliable request is open is `invalid_message`.
+ * - A second `start` on a connection is `invalid_state` (non-terminal). A
+ *   `start` refused by validation (`model_not_found`, `voice_not_found`,
+ *   `unsupported_parameter`) is non-terminal and does not count: the client
+ *   may send a corrected one.
+ * - `text`/`flush`/`stop`/`input` before `start` is `invalid_state`.
+ * - A terminal error ends the request: `finish` with reason `error` where a
+ *   request exists, then close (see closeCodeFor). The request becomes
+ *   `failed_terminal` when generation failed without being retryable,
+ *   otherwise `failed_retryable` (its journal can be resumed).
+ * - No frame for REALTIME_TUNING.idleTimeoutMs while nothing generates:
+ *   `finish` with reason `timeout` (the request becomes `failed_retryable`),
+ *   close 1000; without a request just close 1000.
+ * - `audio.sequence` starts at 1 on each connection and grows by one per frame.
+ * - Every event has `event_id`, `trace_id` (one per connection) and
+ *   `timestamp` (Unix ms); replies carry `in_reply_to`.
+ */
+import type { RawData, WebSocket } from 'ws';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ProtocolError } from '../../errors.js';
+import { decodeClientEvent, encodeFrame } from '../../protocol/codec.js';
+import { CloseCode, ErrorCode, FinishReason, Mode, PROTOCOL_VERSION, RequestState } from '../../protocol/constants.js';
+import type { AuthEvent, ClientEvent, ServerEventName, StartEvent } from '../../protocol/events.js';
+import type { ServerContext } from '../context.js';
+import type { Account } from '../store/types.js';
+import { SessionBilling } from './billing.js';
+import { pcmMetadata } from './capabilities.js';
+import { closeCodeFor, RealtimeFailure } from './failure.js';
+import type { HandshakeResult } from './handshake.js';
+import { carriesPcmMetadata } from './ready.js';
+import { openReliable } from './reliable-mode.js';
+import type { RequestStore } from './request-store.js';
+import { resolveRequest } from './resolve-request.js';
+import type { AudioFields, EventBody, RequestHandler, SessionPort } from './session-port.js';
+import { SimpleRequest } from './simple-mode.js';
+import type { TicketBook } from './tickets.js';
+import { REALTIME_TUNING } from './tuning.js';
+
+/** What every session of the module shares. */
+export interface SessionServices {
+  ctx: ServerContext;
+  tickets: TicketBook;
+  requests: RequestStore;
+  /** Called once when the connection has closed. */
+  onClosed(session: Session): void;
+}
+
+const Phase = { authenticating: 'authenticating', open: 'open', closing: 'closing', closed: 'closed' } as const;
+type Phase = (typeof Phase)[keyof typeof Phase];
+
+function toBytes(data: RawData): Uint8Array {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return new Uint8Array(data);
+}
+
+/** A decode error as a failure with the codec's code and path. */
+function decodeFailure(err: unknown, terminal: boolean): RealtimeFailure {
+  if (err instanceof RealtimeFailure) return terminal ? new RealtimeFailure(err.code, err.message, { terminal, path: err.path, stage: 'decode' }) : err;
+  if (err instanceof ProtocolError) return new RealtimeFailure(err.code as ErrorCode, err.message, { terminal, path: err.path, stage: 'decode' });
+  return new RealtimeFailure(ErrorCode.invalidMessage, 'frame could not be decoded', { terminal, stage: 'decode' });
+}
+
+export class Session implements SessionPort {
+  readonly sessionId: string;
+  /** One trace id per connection, on every event. */
+  readonly traceId: string;
+  readonly #ws: WebSocket;
+  readonly #services: SessionServices;
+  readonly #handshake: HandshakeResult;
+  readonly #abort = new AbortController();
+  readonly #eventIds = new Set<string>();
+  readonly #eventPrefix: string;
+  #phase: Phase = Phase.authenticating;
+  #account: Account | undefined;
+  #billing: SessionBilling | undefined;
+  #handler: RequestHandler | undefined;
+  #eventSeq = 0;
+  #audioFrames = 0;
+  #authTimer: NodeJS.Timeout | undefined;
+  #idleTimer: NodeJS.Timeout | undefined;
+  readonly #closed: Promise<void>;
+
+  constructor(ws: WebSocket, handshake: HandshakeResult, services: SessionServices) {
+    this.#ws = ws;
+    this.#services = services;
+    this.#handshake = handshake;
+    this.sessionId = services.ctx.newId('sess');
+    this.traceId = services.ctx.newId('trace');
+    this.#eventPrefix = `ev_${this.sessionId.slice(5, 13)}_`;
+    this.#closed = new Promise((resolve) => ws.once('close', () => resolve()));
+    ws.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
+    ws.on('close', () => this.#onClose());
+    // ws reports protocol violations (oversized frame -> 1009, bad UTF-8 -> 1007) here and closes itself.
+    ws.on('error', () => undefined);
+    this.#armIdle();
+    if (handshake.account) this.#authenticated(handshake.account, undefined);
+    else this.#authTimer = setTimeout(() => this.#authTimeout(), services.ctx.authTimeoutMs);
+  }
+
+  // ------------------------------------------------------------ SessionPort
+
+  get ctx(): ServerContext {
+    return this.#services.ctx;
+  }
+
+  get account(): Account {
+    return this.#account!;
+  }
+
+  get billing(): SessionBilling {
+    return this.#billing!;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** Resolves once the socket has closed. */
+  get closed(): Promise<void> {
+    return this.#closed;
+  }
+
+  send<N extends ServerEventName>(name: N, body: EventBody<N>, inReplyTo?: string): void {
+    if (this.#ws.readyState !== this.#ws.OPEN) return;
+    const envelope: Record<string, unknown> = { event: name, event_id: `${this.#eventPrefix}${++this.#eventSeq}`, trace_id: this.traceId, timestamp: Date.now() };
+    if (inReplyTo !== undefined) envelope['in_reply_to'] = inReplyTo;
+    this.#ws.send(encodeFrame(Object.assign(envelope, body)));
+  }
+
+  sendAudio(fields: AudioFields): void {
+    if (this.#phase !== Phase.open) return;
+    const pcm = carriesPcmMetadata(fields.format) ? pcmMetadata(this.ctx) : {};
+    this.send('audio', { ...fields, session_id: this.sessionId, sequence: ++this.#audioFrames, ...pcm });
+    this.#checkAudioFaults();
+  }
+
+  async waitWritable(): Promise<void> {
+    if (this.#ws.bufferedAmount <= REALTIME_TUNING.backpressureHighWaterBytes) return;
+    const started = Date.now();
+    while (this.#ws.bufferedAmount > REALTIME_TUNING.backpressureHighWaterBytes) {
+      if (this.signal.aborted) return;
+      if (Date.now() - started > REALTIME_TUNING.backpressureStallMs) {
+        throw new RealtimeFailure(ErrorCode.clientBackpressure, `the client has not read ${this.#ws.bufferedAmount} queued bytes for ${REALTIME_TUNING.backpressureStallMs} ms`, { terminal: true, stage: 'delivery' });
+      }
+      await sleep(REALTIME_TUNING.backpressurePollMs);
+    }
+  }
+
+  fail(failure: RealtimeFailure, inReplyTo?: string): void {
+    if (this.#phase === Phase.closing || this.#phase === Phase.closed) return;
+    this.send(
+      'error',
+      {
+        code: failure.code,
+        message: failure.message,
+        retryable: failure.retryable,
+        terminal: failure.terminal,
+        session_id: this.sessionId,
+        ...(this.#handler ? { request_id: this.#handler.requestId } : {}),
+        ...(failure.stage !== undefined ? { stage: failure.stage } : {}),
+        ...(failure.path !== undefined ? { path: failure.path } : {}),
+      },
+      inReplyTo,
+    );
+    if (!failure.terminal) return;
+    const state = failure.stage === 'generation' && !failure.retryable ? RequestState.failedTerminal : RequestState.failedRetryable;
+    this.#endRequest(FinishReason.error, state, { code: failure.code, message: failure.message });
+    this.#close(closeCodeFor(failure.code, failure.retryable), failure.code);
+  }
+
+  finish(reason: FinishReason, inReplyTo?: string): void {
+    if (this.#phase !== Phase.open || !this.#handler) return;
+    this.send('finish', { request_id: this.#handler.requestId, session_id: this.sessionId, reason, units: this.#handler.units() }, inReplyTo);
+    this.#close(CloseCode.normal, reason);
+  }
+
+  answerStatusAndClose(body: EventBody<'request_status'>, inReplyTo: string | undefined): void {
+    this.send('request_status', body, inReplyTo);
+    this.#close(CloseCode.normal, 'request_status');
+  }
+
+  // ------------------------------------------------------------ module API
+
+  /**
+   * Drain: an open request gets `finish` with reason `server_draining` (and
+   * becomes `failed_retryable`), then close 1012. Resolves when the socket
+   * closed, or cuts it after REALTIME_TUNING.drainCloseWaitMs.
+   */
+  async drain(): Promise<void> {
+    if (this.#phase === Phase.closed) return;
+    if (this.#phase !== Phase.closing) {
+      this.#endRequest(FinishReason.serverDraining, RequestState.failedRetryable, { code: 'server_draining', message: 'the server restarted while the request was running' });
+      this.#close(CloseCode.serviceRestart, 'server draining');
+    }
+    const timer = setTimeout(() => this.#ws.terminate(), REALTIME_TUNING.drainCloseWaitMs);
+    await this.#closed;
+    clearTimeout(timer);
+  }
+
+  /** Cut the connection at once (server close). */
+  terminate(): void {
+    this.#ws.terminate();
+  }
+
+  // ------------------------------------------------------------ internals
+
+  #onMessage(data: RawData, isBinary: boolean): void {
+    if (this.#phase === Phase.closing || this.#phase === Phase.closed) return;
+    this.#armIdle();
+    const authenticated = this.#phase === Phase.open;
+    let event: ClientEvent;
+    try {
+      if (!isBinary) throw new RealtimeFailure(ErrorCode.invalidMessage, 'text frames are not accepted: send MessagePack maps in binary frames', { stage: 'decode' });
+      event = decodeClientEvent(toBytes(data));
+    } catch (err) {
+      this.fail(decodeFailure(err, !authenticated));
+      return;
+    }
+    try {
+      this.#dispatch(event);
+    } catch (err) {
+      if (err instanceof RealtimeFailure) {
+        this.fail(err, event.event_id);
+        return;
+      }
+      process.stderr.write(`voxpipe realtime: internal error on ${event.event}: ${(err as Error)?.stack ?? String(err)}\n`);
+      this.fail(new RealtimeFailure(ErrorCode.internalError, 'internal server error', { terminal: true, stage: event.event }), event.event_id);
+    }
+  }
+
+  #dispatch(event: ClientEvent): void {
+    if (this.#phase === Phase.authenticating) {
+      if (event.event !== 'auth') {
+        throw new RealtimeFailure(ErrorCode.authenticationRequired, 'authenticate first: send { event: "auth", token: <browser ticket> } (or connect with Authorization: Bearer)', { terminal: true, stage: 'auth' });
+      }
+      this.#redeemTicket(event);
+      return;
+    }
+    if (event.event_id !== undefined) {
+      if (this.#eventIds.has(event.event_id)) throw new RealtimeFailure(ErrorCode.invalidMessage, `duplicate event_id ${JSON.stringify(event.event_id)}; frame ignored`, { path: 'event_id', stage: event.event });
+      if (this.#eventIds.size >= REALTIME_TUNING.maxEventIdsPerConnection) {
+        throw new RealtimeFailure(ErrorCode.sessionLimitExceeded, `a connection carries at most ${REALTIME_TUNING.maxEventIdsPerConnection} events with event_id`, { terminal: true, stage: event.event });
+      }
+      this.#eventIds.add(event.event_id);
+    }
+    switch (event.event) {
+      case 'auth':
+        throw new RealtimeFailure(ErrorCode.alreadyAuthenticated, 'this connection is already authenticated', { stage: 'auth' });
+      case 'ping':
+        if (event.event_id === undefined && this.#handler?.mode === Mode.reliable) {
+          throw new RealtimeFailure(ErrorCode.invalidMessage, 'ping needs event_id in reliable mode', { path: 'event_id', stage: 'ping' });
+        }
+        this.send(
+          'pong',
+          { session_id: this.sessionId, ...(this.#handler ? { request_id: this.#handler.requestId } : {}), ...(event.timestamp !== undefined ? { ping_timestamp: event.timestamp } : {}) },
+          event.event_id,
+        );
+        return;
+      case 'start':
+        this.#start(event);
+        return;
+      default:
+        if (!this.#handler) throw new RealtimeFailure(ErrorCode.invalidState, `${event.event} before start: send start first`, { stage: event.event });
+        if (!this.#handler.active) throw new RealtimeFailure(ErrorCode.invalidState, `${event.event} after the request ended`, { stage: event.event });
+        this.#handler.handle(event);
+    }
+  }
+
+  #redeemTicket(event: AuthEvent): void {
+    const result = this.#services.tickets.redeem(event.token, this.#handshake.host, this.#handshake.origin);
+    if (typeof result === 'string') throw new RealtimeFailure(ErrorCode.authenticationFailed, `browser ticket refused: ${result}`, { terminal: true, stage: 'auth' });
+    this.#authenticated(result, event.event_id);
+  }
+
+  #authenticated(account: Account, inReplyTo: string | undefined): void {
+    if (this.#authTimer) clearTimeout(this.#authTimer);
+    this.#authTimer = undefined;
+    this.#account = account;
+    this.#billing = new SessionBilling(this.ctx.ledger, this.ctx.store, account);
+    this.#phase = Phase.open;
+    this.send('authenticated', { session_id: this.sessionId, site: this.ctx.site, protocol_version: PROTOCOL_VERSION, quota: account.apiQuota }, inReplyTo);
+  }
+
+  #authTimeout(): void {
+    if (this.#phase !== Phase.authenticating) return;
+    this.fail(new RealtimeFailure(ErrorCode.authenticationRequired, `no auth frame within ${this.ctx.authTimeoutMs} ms`, { terminal: true, stage: 'auth' }));
+  }
+
+  #start(event: StartEvent): void {
+    if (this.#handler) throw new RealtimeFailure(ErrorCode.invalidState, 'one generation per connection: a request was already started here', { stage: 'start' });
+    const resolved = resolveRequest(this.ctx, event.request);
+    if ((event.mode ?? Mode.simple) === Mode.simple) {
+      this.#handler = new SimpleRequest(this, resolved, event);
+      return;
+    }
+    this.#handler = openReliable(this, this.#services.requests, resolved, event);
+  }
+
+  /** End an open request abnormally: record `state`, then `finish` with `reason`. */
+  #endRequest(reason: FinishReason, state: typeof RequestState.failedRetryable | typeof RequestState.failedTerminal, failure: { code: string; message: string }): void {
+    const handler = this.#handler;
+    if (!handler?.active || this.#phase !== Phase.open) return;
+    handler.abort(state, failure);
+    this.send('finish', { request_id: handler.requestId, session_id: this.sessionId, reason, units: handler.units() });
+  }
+
+  #checkAudioFaults(): void {
+    const faults = this.ctx.faults;
+    const frames = this.#audioFrames;
+    const reached = (f: { afterAudioFrames: number }) => frames >= f.afterAudioFrames;
+    const drop = faults.take('realtimeDrop', reached);
+    if (drop) {
+      this.#handler?.abort(RequestState.failedRetryable, { code: ErrorCode.connectionClosed, message: 'connection dropped' });
+      this.#phase = Phase.closing;
+      this.#abort.abort();
+      this.#ws.terminate();
+      return;
+    }
+    const close = faults.take('realtimeClose', reached);
+    if (close) {
+      this.#handler?.abort(RequestState.failedRetryable, { code: ErrorCode.connectionClosed, message: `connection closed with ${close.code}` });
+      this.#close(close.code, 'injected close');
+      return;
+    }
+    const error = faults.take('realtimeError', reached);
+    if (error) {
+      const code = (error.code ?? ErrorCode.providerUnavailable) as ErrorCode;
+      this.fail(new RealtimeFailure(code, 'injected provider failure', { retryable: error.retryable ?? true, terminal: true, stage: 'generation' }));
+    }
+  }
+
+  #armIdle(): void {
+    if (this.#idleTimer) clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => this.#idle(), REALTIME_TUNING.idleTimeoutMs);
+    this.#idleTimer.unref();
+  }
+
+  #idle(): void {
+    if (this.#phase !== Phase.open) return;
+    if (this.#handler?.busy) {
+      this.#armIdle();
+      return;
+    }
+    this.#endRequest(FinishReason.timeout, RequestState.failedRetryable, { code: 'timeout', message: 'the connection was idle too long' });
+    this.#close(CloseCode.normal, 'idle timeout');
+  }
+
+  #close(code: number, reason: string): void {
+    if (this.#phase === Phase.closing || this.#phase === Phase.closed) return;
+    this.#phase = Phase.closing;
+    this.#clearTimers();
+    this.#abort.abort();
+    try {
+      this.#ws.close(code, reason.slice(0, 120));
+    } catch {
+      // A code no endpoint may send (1005, 1006, an injected fault's choice): cut the socket instead.
+      this.#ws.terminate();
+    }
+  }
+
+  #clearTimers(): void {
+    if (this.#authTimer) clearTimeout(this.#authTimer);
+    if (this.#idleTimer) clearTimeout(this.#idleTimer);
+    this.#authTimer = undefined;
+    this.#idleTimer = undefined;
+  }
+
+  #onClose(): void {
+    this.#phase = Phase.closed;
+    this.#clearTimers();
+    this.#abort.abort();
+    // Closed by the peer or dropped while the request ran: resumable (a no-op for an ended request).
+    this.#handler?.abort(RequestState.failedRetryable, { code: ErrorCode.connectionClosed, message: 'the connection closed while the request was running' });
+    this.#services.onClosed(this);
+  }
+}
