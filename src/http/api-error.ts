@@ -1,0 +1,89 @@
+/**
+ * Turn a non-2xx response into a typed `ApiError` (spec 7): the subclass is
+ * chosen from the status, and the body's `code`, `message`, `requestId` and
+ * every extra property are kept, from either body shape:
+ * `{ error: { code, message, requestId, ... } }` or flat `{ code, message, requestId }`.
+ * Unknown codes are kept as given; a body without a code gets one from the status.
+ */
+import { apiErrorFromStatus, RateLimitError, redact, type ApiError } from '../errors.js';
+import { parseRetryAfterMs } from './retry.js';
+
+/** Code used when the body names none, by status (spec 7.3). */
+const CODE_BY_STATUS: Readonly<Record<number, string>> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  402: 'insufficient_credits',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  422: 'unprocessable',
+  429: 'rate_limited',
+};
+
+/** Longest piece of a non-JSON body quoted in a message. */
+const MAX_QUOTED_BODY_CHARS = 200;
+
+/** Headers that carry the server's request id (spec 4.1). */
+export const REQUEST_ID_HEADERS = ['x-request-id', 'x-svc-request-id'] as const;
+
+export function requestIdFromHeaders(headers: Headers): string | undefined {
+  for (const name of REQUEST_ID_HEADERS) {
+    const value = headers.get(name);
+    if (value) return value;
+  }
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Keys of the error object that become fields of the error rather than `details`. */
+const CORE_KEYS = new Set(['code', 'message', 'requestId', 'request_id']);
+
+/** Redact string leaves: a server might echo a header back in an extra property. */
+function redactDeep(value: unknown): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (Array.isArray(value)) return value.map(redactDeep);
+  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v)]));
+  return value;
+}
+
+/** The error object of a parsed body: the `error` member when it is an object, else the body itself. */
+function errorObject(body: unknown): Record<string, unknown> | undefined {
+  if (!isRecord(body)) return undefined;
+  if (isRecord(body['error'])) return body['error'];
+  return body;
+}
+
+/**
+ * Build the error for a failed response.
+ * @param bodyText the raw body (possibly empty or not JSON)
+ * @param context `METHOD /path` for the message when the body has none
+ */
+export function apiErrorFromResponse(status: number, headers: Headers, bodyText: string, context: string, nowMs: number = Date.now()): ApiError {
+  let parsed: unknown;
+  try {
+    parsed = bodyText.trim() === '' ? undefined : JSON.parse(bodyText);
+  } catch {
+    parsed = undefined;
+  }
+  const obj = errorObject(parsed);
+  const rawCode = obj?.['code'];
+  const code = typeof rawCode === 'string' && rawCode !== '' ? rawCode : typeof rawCode === 'number' ? String(rawCode) : (CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : `http_${status}`));
+  // A string `error` member (e.g. `{ error: "..." }`) is the message of some bodies.
+  const rawMessage = obj?.['message'] ?? (isRecord(parsed) && typeof parsed['error'] === 'string' ? parsed['error'] : undefined);
+  const quoted = parsed === undefined && bodyText.trim() !== '' ? `: ${bodyText.trim().slice(0, MAX_QUOTED_BODY_CHARS)}` : '';
+  const message = typeof rawMessage === 'string' && rawMessage !== '' ? rawMessage : `${context} failed with HTTP ${status}${quoted}`;
+  const bodyRequestId = obj?.['requestId'] ?? obj?.['request_id'] ?? (isRecord(parsed) ? (parsed['requestId'] ?? parsed['request_id']) : undefined);
+  const requestId = typeof bodyRequestId === 'string' ? bodyRequestId : requestIdFromHeaders(headers);
+
+  const details: Record<string, unknown> = {};
+  if (obj) for (const [k, v] of Object.entries(obj)) if (!CORE_KEYS.has(k)) details[k] = v;
+  // Siblings of the `error` wrapper (e.g. `success: false`) are kept too, unless they collide.
+  if (isRecord(parsed) && obj !== parsed) for (const [k, v] of Object.entries(parsed)) if (k !== 'error' && !CORE_KEYS.has(k) && !(k in details)) details[k] = v;
+
+  const err = apiErrorFromStatus(status, code, message, { requestId, details: redactDeep(details) as Record<string, unknown> });
+  if (err instanceof RateLimitError) err.retryAfterMs = parseRetryAfterMs(headers.get('retry-after'), nowMs);
+  return err;
+}

@@ -1,0 +1,350 @@
+/**
+ * The REST client core: the one place that knows authentication, timeouts,
+ * redirects, typed errors and the retry policy. Resources (one module each
+ * under `resources/`) are one-line calls of `request()`, `json()`,
+ * `binary()` and `download()`.
+ *
+ * The API key lives in a private field, goes only in the `Authorization`
+ * header and only to the service's own origins (`baseUrl`, `rootUrl`): a
+ * redirect or a result URL on a foreign host is fetched without it. It is
+ * registered with `registerSecret`, so no error message can carry it.
+ */
+import { ApiError, ConnectionError, registerSecret, TimeoutError, VoxpipeError } from '../errors.js';
+import { apiErrorFromResponse, requestIdFromHeaders } from './api-error.js';
+import { decideRetry, DEFAULT_BACKOFF, HttpMethod, isResendSafe, parseRetryAfterMs, type RetryPolicy } from './retry.js';
+import { abortErrorOf, sleep as defaultSleep, type SleepFn } from './sleep.js';
+
+/** Codes of errors the client raises itself (the server's codes come from its bodies). */
+export const ClientErrorCode = {
+  invalidOptions: 'invalid_options',
+  connectionFailed: 'connection_failed',
+  invalidResponse: 'invalid_response',
+  unexpectedResponse: 'unexpected_response',
+  tooManyRedirects: 'too_many_redirects',
+} as const;
+
+/** The spec's `{base_url}` suffix; `{root_url}` is what precedes it. */
+export const BASE_PATH = '/api/open/v1';
+
+/** Information given to `onRetry` before the client waits and resends. */
+export interface RetryInfo {
+  /** 1 for the first retry. */
+  attempt: number;
+  error: VoxpipeError;
+  delayMs: number;
+  method: string;
+  /** Path of the URL (never the query or the host's credentials). */
+  path: string;
+}
+
+export interface HttpClientOptions {
+  /** The API key; sent only as `Authorization: Bearer` to the service's origins. Required. */
+  apiKey: string;
+  /** The spec's `{base_url}`, ending in `/api/open/v1`. Required. */
+  baseUrl: string;
+  /** The spec's `{root_url}`; default: `baseUrl` without `/api/open/v1` (its origin when it has no such suffix). */
+  rootUrl?: string;
+  /** Timeout of one attempt (response and body), ms; default 60_000. */
+  timeoutMs?: number;
+  /** Retries after the first attempt where retrying is safe; default 2. */
+  maxRetries?: number;
+  /** First backoff delay, ms; default 500. */
+  initialRetryDelayMs?: number;
+  /** Backoff cap, ms; default 8_000. */
+  maxRetryDelayMs?: number;
+  /** A longer `Retry-After` is not waited for (the error is thrown), ms; default 60_000. */
+  maxRetryAfterMs?: number;
+  /** Redirects followed per attempt; default 5. */
+  maxRedirects?: number;
+  /** `fetch` implementation; default the global one. */
+  fetch?: typeof fetch;
+  /** Sleep used between retries; default a timer (tests inject a recorder). */
+  sleep?: SleepFn;
+  /** Source of jitter in [0, 1); default `Math.random`. */
+  random?: () => number;
+  /** Called before every retry (every request of this client). */
+  onRetry?: (info: RetryInfo) => void;
+  /** `User-Agent` header; default `voxpipe`. */
+  userAgent?: string;
+}
+
+/** Query values; `undefined` and `null` are left out. */
+export type QueryValue = string | number | boolean | undefined | null;
+
+export interface RequestOptions {
+  /** Default GET. */
+  method?: HttpMethod;
+  /** Path under `{base_url}` (or `{root_url}` when `root`), or an absolute URL. */
+  path: string;
+  /** Resolve `path` against `{root_url}` instead of `{base_url}`; default false. */
+  root?: boolean;
+  query?: Record<string, QueryValue>;
+  /** JSON-encoded, unless it is `FormData`, `Blob`, `Uint8Array` or a string (sent as is). */
+  body?: unknown;
+  /** Extra headers; an `undefined` value is left out. */
+  headers?: Record<string, string | undefined>;
+  /** Override whether resending after a possible execution is safe (default: see `isResendSafe`). */
+  idempotent?: boolean;
+  signal?: AbortSignal | undefined;
+  /** Per-attempt timeout, ms; default the client's. */
+  timeoutMs?: number;
+  /** Default the client's. */
+  maxRetries?: number;
+  /** Called before each retry of this request (besides the client's `onRetry`). */
+  onRetry?: (info: RetryInfo) => void;
+}
+
+interface ResponseMeta {
+  status: number;
+  headers: Headers;
+  /** Final URL after redirects. */
+  url: string;
+  /** Server request id (`x-request-id` or `x-svc-request-id`). */
+  requestId: string | undefined;
+  /** Retries made before this response. */
+  retries: number;
+}
+export interface JsonResponse extends ResponseMeta {
+  kind: 'json';
+  data: unknown;
+}
+export interface BinaryResponse extends ResponseMeta {
+  kind: 'binary';
+  data: Buffer;
+  contentType: string;
+}
+/** A 2xx response: JSON when its Content-Type says so, else binary. */
+export type ApiResponse = JsonResponse | BinaryResponse;
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+function isJsonContentType(contentType: string): boolean {
+  const mime = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  return mime === 'application/json' || mime.endsWith('+json');
+}
+
+function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
+}
+
+function parseUrlOption(name: string, value: string): URL {
+  try {
+    return new URL(value);
+  } catch {
+    throw new VoxpipeError(ClientErrorCode.invalidOptions, `${name} is not a valid URL`);
+  }
+}
+
+/** `{root_url}` from `{base_url}`: strip the `/api/open/v1` suffix, else keep the origin. */
+export function deriveRootUrl(baseUrl: string): string {
+  const url = parseUrlOption('baseUrl', baseUrl);
+  const path = url.pathname.replace(/\/+$/, '');
+  if (path.endsWith(BASE_PATH)) return `${url.origin}${path.slice(0, -BASE_PATH.length)}`;
+  return url.origin;
+}
+
+type Encoded = { body: BodyInit | undefined; contentType: string | undefined };
+
+/** A 2xx response before the retry count is known. */
+type Attempted = Omit<JsonResponse, 'retries'> | Omit<BinaryResponse, 'retries'>;
+
+/** A failed attempt and the `Retry-After` its response carried (429 and 503 send one). */
+class Failed {
+  constructor(
+    readonly error: VoxpipeError,
+    readonly retryAfterMs: number | undefined = undefined,
+  ) {}
+}
+
+function encodeBody(body: unknown): Encoded {
+  if (body === undefined) return { body: undefined, contentType: undefined };
+  if (typeof FormData !== 'undefined' && body instanceof FormData) return { body, contentType: undefined }; // fetch sets the boundary
+  if (typeof Blob !== 'undefined' && body instanceof Blob) return { body, contentType: body.type || 'application/octet-stream' };
+  if (body instanceof Uint8Array) return { body: new Blob([new Uint8Array(body)]), contentType: 'application/octet-stream' };
+  if (typeof body === 'string') return { body, contentType: 'text/plain; charset=utf-8' };
+  return { body: JSON.stringify(body), contentType: 'application/json' };
+}
+
+/** The HTTP client every resource uses. */
+export class HttpClient {
+  readonly baseUrl: string;
+  readonly rootUrl: string;
+  readonly timeoutMs: number;
+  readonly maxRetries: number;
+  readonly #apiKey: string;
+  readonly #policy: RetryPolicy;
+  readonly #maxRedirects: number;
+  readonly #fetch: typeof fetch;
+  readonly #sleep: SleepFn;
+  readonly #random: () => number;
+  readonly #onRetry: ((info: RetryInfo) => void) | undefined;
+  readonly #userAgent: string;
+  readonly #trustedOrigins: Set<string>;
+
+  constructor(options: HttpClientOptions) {
+    if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') {
+      throw new VoxpipeError(ClientErrorCode.invalidOptions, 'apiKey is required');
+    }
+    registerSecret(options.apiKey);
+    this.#apiKey = options.apiKey;
+    this.baseUrl = parseUrlOption('baseUrl', options.baseUrl).href.replace(/\/+$/, '');
+    this.rootUrl = parseUrlOption('rootUrl', options.rootUrl ?? deriveRootUrl(options.baseUrl)).href.replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? 60_000; // 60 s per attempt
+    this.maxRetries = options.maxRetries ?? 2;
+    this.#policy = {
+      maxRetries: this.maxRetries,
+      initialDelayMs: options.initialRetryDelayMs ?? DEFAULT_BACKOFF.initialDelayMs, // 0.5 s
+      maxDelayMs: options.maxRetryDelayMs ?? DEFAULT_BACKOFF.maxDelayMs, // 8 s
+      maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000, // 60 s
+    };
+    this.#maxRedirects = options.maxRedirects ?? 5;
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#sleep = options.sleep ?? defaultSleep;
+    this.#random = options.random ?? Math.random;
+    this.#onRetry = options.onRetry;
+    this.#userAgent = options.userAgent ?? 'voxpipe';
+    this.#trustedOrigins = new Set([new URL(this.baseUrl).origin, new URL(this.rootUrl).origin]);
+  }
+
+  /** Whether `url` is on one of the service's origins (the only ones that get the key). */
+  isServiceUrl(url: string | URL): boolean {
+    try {
+      return this.#trustedOrigins.has(new URL(url).origin);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Absolute URL of `path` (see `RequestOptions.path`). */
+  url(path: string, root = false, query?: Record<string, QueryValue>): URL {
+    const url = /^https?:\/\//i.test(path) ? new URL(path) : new URL(joinUrl(root ? this.rootUrl : this.baseUrl, path));
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
+    return url;
+  }
+
+  /**
+   * Send a request, retrying where safe (see `retry.ts`). Resolves with the
+   * 2xx response, JSON or binary by its Content-Type; rejects with an
+   * `ApiError` subclass for a non-2xx status, `TimeoutError`,
+   * `ConnectionError` or `AbortError`.
+   */
+  async request(options: RequestOptions): Promise<ApiResponse> {
+    const method = options.method ?? HttpMethod.get;
+    const url = this.url(options.path, options.root ?? false, options.query);
+    const encoded = encodeBody(options.body);
+    const headers: Record<string, string> = { 'user-agent': this.#userAgent };
+    if (encoded.contentType) headers['content-type'] = encoded.contentType;
+    for (const [k, v] of Object.entries(options.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;
+    const resendSafe = isResendSafe(method, headers, options.idempotent);
+    const policy = { ...this.#policy, maxRetries: options.maxRetries ?? this.#policy.maxRetries };
+    const context = `${method} ${url.pathname}`;
+
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.#attempt(method, url, headers, encoded.body, options, context);
+      if (!(outcome instanceof Failed)) return { ...outcome, retries: attempt } as ApiResponse;
+      const { error } = outcome;
+      const noAnswer = error instanceof ConnectionError || error instanceof TimeoutError;
+      // Errors of our own (invalid JSON, too many redirects) are not transient: no retry.
+      if (!noAnswer && !(error instanceof ApiError)) throw error;
+      const status = error instanceof ApiError ? error.status : undefined;
+      const retryAfterMs = outcome.retryAfterMs;
+      const decision = decideRetry({ status, code: error.code, retryAfterMs, resendSafe, attempt }, policy, this.#random());
+      if (!decision.retry) throw error;
+      const info: RetryInfo = { attempt: attempt + 1, error, delayMs: decision.delayMs, method, path: url.pathname };
+      this.#onRetry?.(info);
+      options.onRetry?.(info);
+      await this.#sleep(decision.delayMs, options.signal);
+    }
+  }
+
+  /** `request()` that requires a JSON response. */
+  async json(options: RequestOptions): Promise<JsonResponse> {
+    const res = await this.request(options);
+    if (res.kind !== 'json') {
+      throw new VoxpipeError(ClientErrorCode.unexpectedResponse, `${options.method ?? 'GET'} ${this.url(options.path, options.root).pathname} returned ${res.contentType || 'no Content-Type'}, expected JSON`, { requestId: res.requestId });
+    }
+    return res;
+  }
+
+  /** `request()` that requires a binary (non-JSON) response, e.g. audio. */
+  async binary(options: RequestOptions): Promise<BinaryResponse> {
+    const res = await this.request(options);
+    if (res.kind !== 'binary') {
+      throw new VoxpipeError(ClientErrorCode.unexpectedResponse, `${options.method ?? 'GET'} ${this.url(options.path, options.root).pathname} returned JSON, expected binary content`, { requestId: res.requestId });
+    }
+    return res;
+  }
+
+  /**
+   * GET a file by URL: absolute, or a path relative to `{root_url}` (download
+   * and preview routes live there). The key goes with the first hop and with
+   * every redirect that stays on the service's origins, never to another host.
+   */
+  download(url: string, options: { signal?: AbortSignal | undefined; query?: Record<string, QueryValue>; timeoutMs?: number } = {}): Promise<BinaryResponse> {
+    return this.binary({ path: url, root: true, ...options });
+  }
+
+  async #attempt(method: string, url: URL, headers: Record<string, string>, body: BodyInit | undefined, options: RequestOptions, context: string): Promise<Attempted | Failed> {
+    if (options.signal?.aborted) throw abortErrorOf(options.signal);
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = (): void => controller.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const res = await this.#fetchFollowing(method, url, headers, body, controller.signal, context);
+      const contentType = res.headers.get('content-type') ?? '';
+      const meta = { status: res.status, headers: res.headers, url: res.url || url.href, requestId: requestIdFromHeaders(res.headers) };
+      if (!res.ok) return new Failed(apiErrorFromResponse(res.status, res.headers, await res.text(), context), parseRetryAfterMs(res.headers.get('retry-after')));
+      if (method === HttpMethod.head || res.status === 204) {
+        await res.body?.cancel();
+        return { ...meta, kind: 'json', data: null };
+      }
+      const bytes = Buffer.from(await res.arrayBuffer());
+      if (!isJsonContentType(contentType)) return { ...meta, kind: 'binary', data: bytes, contentType };
+      if (bytes.length === 0) return { ...meta, kind: 'json', data: null };
+      try {
+        return { ...meta, kind: 'json', data: JSON.parse(bytes.toString('utf8')) as unknown };
+      } catch {
+        return new Failed(new VoxpipeError(ClientErrorCode.invalidResponse, `${context} returned invalid JSON`, { requestId: meta.requestId }));
+      }
+    } catch (err) {
+      if (options.signal?.aborted) throw abortErrorOf(options.signal);
+      if (timedOut) return new Failed(new TimeoutError(`${context} timed out after ${timeoutMs} ms`, { retryable: true }));
+      if (err instanceof VoxpipeError) return new Failed(err);
+      const reason = err instanceof Error ? (err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err.message) : String(err);
+      return new Failed(new ConnectionError(ClientErrorCode.connectionFailed, `${context} failed: ${reason}`, { retryable: true, cause: err }));
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Fetch with manual redirects, so the key is sent only to the service's origins. */
+  async #fetchFollowing(method: string, url: URL, headers: Record<string, string>, body: BodyInit | undefined, signal: AbortSignal, context: string): Promise<Response> {
+    let current = url;
+    let currentMethod = method;
+    let currentBody = body;
+    const hopHeaders = { ...headers };
+    for (let hop = 0; ; hop++) {
+      const sent: Record<string, string> = { ...hopHeaders };
+      if (this.isServiceUrl(current)) sent['authorization'] = `Bearer ${this.#apiKey}`;
+      const res = await this.#fetch(current, { method: currentMethod, headers: sent, body: currentBody ?? null, redirect: 'manual', signal });
+      const location = res.headers.get('location');
+      if (!REDIRECT_STATUSES.has(res.status) || !location) return res;
+      await res.body?.cancel();
+      if (hop >= this.#maxRedirects) throw new VoxpipeError(ClientErrorCode.tooManyRedirects, `${context}: more than ${this.#maxRedirects} redirects`);
+      current = new URL(location, current);
+      // 303, and 301/302 after a POST, turn into a GET without a body (as browsers and fetch do).
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && currentMethod === HttpMethod.post)) {
+        currentMethod = HttpMethod.get;
+        currentBody = undefined;
+        delete hopHeaders['content-type'];
+      }
+    }
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The compatible-contract TTS routes at `{root_url}` (spec 4.2):
+ * `POST /v1/audio/speech` (binary audio) and `GET /v1/audio/voices`.
+ * A charging call without an idempotency key: never resent after a 5xx.
+ */
+import type { HttpClient } from '../client.js';
+import { arr, asObject, intHeader, str, type JsonObject } from '../fields.js';
+
+export const COMPAT_SPEECH_PATH = '/v1/audio/speech';
+export const COMPAT_VOICES_PATH = '/v1/audio/voices';
+
+export const CompatFormat = { mp3: 'mp3', wav: 'wav', pcm: 'pcm' } as const;
+export type CompatFormat = (typeof CompatFormat)[keyof typeof CompatFormat];
+
+export interface SpeechParams {
+  /** An engine model id of the service (foreign names are not aliases). */
+  model: string;
+  input: string;
+  /** Voice id, or `{ id }`. */
+  voice: string | { id: string };
+  /** Default `mp3` on the server. */
+  response_format?: CompatFormat;
+  /** 0.5 to 2; default 1. */
+  speed?: number;
+  signal?: AbortSignal | undefined;
+}
+
+export interface SpeechResult {
+  audio: Buffer;
+  contentType: string;
+  /** `X-OpenAPI-Quota-Remaining`. */
+  quotaRemaining: number | undefined;
+  /** `X-OpenAPI-Credits-Used`. */
+  creditsUsed: number | undefined;
+  requestId: string | undefined;
+}
+
+export interface CompatVoice {
+  id: string;
+  raw: JsonObject;
+}
+
+export class Compat {
+  constructor(private readonly client: HttpClient) {}
+
+  async speech({ signal, ...body }: SpeechParams): Promise<SpeechResult> {
+    const res = await this.client.binary({ method: 'POST', path: COMPAT_SPEECH_PATH, root: true, body, signal });
+    return { audio: res.data, contentType: res.contentType, quotaRemaining: intHeader(res.headers, 'x-openapi-quota-remaining'), creditsUsed: intHeader(res.headers, 'x-openapi-credits-used'), requestId: res.requestId };
+  }
+
+  async voices(options: { signal?: AbortSignal | undefined } = {}): Promise<CompatVoice[]> {
+    const res = await this.client.json({ path: COMPAT_VOICES_PATH, root: true, signal: options.signal });
+    return (arr(asObject(res.data), 'voices') ?? []).map((v) => asObject(v)).flatMap((raw) => {
+      const id = str(raw, 'id', 'voiceId');
+      return id ? [{ id, raw }] : [];
+    });
+  }
+}

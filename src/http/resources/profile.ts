@@ -1,0 +1,45 @@
+/**
+ * Account profile (spec 2.1, 4.9): `GET /profile` (a lightweight check, not
+ * a reservation) and `POST /profile` to set the `webhookUrl`.
+ */
+import type { HttpClient } from '../client.js';
+import { asObject, isObject, num, str, type JsonObject } from '../fields.js';
+
+export const PROFILE_PATH = '/profile';
+
+export interface Profile {
+  userId: string | undefined;
+  tier: string | undefined;
+  credits: number | undefined;
+  apiQuotaRemaining: number | undefined;
+  webhookUrl: string | undefined;
+  /** All fields as received (unknown ones included). */
+  raw: JsonObject;
+}
+
+export function normalizeProfile(body: unknown): Profile {
+  const outer = asObject(body);
+  const obj = isObject(outer['profile']) ? outer['profile'] : isObject(outer['data']) ? outer['data'] : outer;
+  return {
+    userId: str(obj, 'user_id', 'userId'),
+    tier: str(obj, 'tier'),
+    credits: num(obj, 'credits'),
+    apiQuotaRemaining: num(obj, 'api_quota_remaining', 'apiQuotaRemaining'),
+    webhookUrl: str(obj, 'webhookUrl', 'webhook_url'),
+    raw: outer,
+  };
+}
+
+export class Profiles {
+  constructor(private readonly client: HttpClient) {}
+
+  async get(options: { signal?: AbortSignal | undefined } = {}): Promise<Profile> {
+    return normalizeProfile((await this.client.json({ path: PROFILE_PATH, signal: options.signal })).data);
+  }
+
+  /** Set the webhook URL. Setting a value twice is harmless, so a lost response may be resent. */
+  async update(params: { webhookUrl: string; signal?: AbortSignal | undefined }): Promise<Profile> {
+    const res = await this.client.json({ method: 'POST', path: PROFILE_PATH, body: { webhookUrl: params.webhookUrl }, idempotent: true, signal: params.signal });
+    return normalizeProfile(res.data);
+  }
+}
