@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { AbortError } from '../../../src/errors.js';
+import { EngineError } from '../../../src/server/engines/errors.js';
+import { ESPEAK_SAMPLE_RATE, EspeakEngine, espeakAvailable } from '../../../src/server/engines/espeak.js';
+import { createEngine } from '../../../src/server/engines/index.js';
+import { collect, durationMs, rms, VOICE } from './helpers.js';
+
+// eSpeak comes from an optional (GPL-3.0) package: these tests need it
+// installed and are skipped, not failed, where it is not.
+const available = await espeakAvailable();
+const LONG_TEXT = 'This sentence is long enough to keep the synthesizer busy for a while. '.repeat(20);
+
+describe.skipIf(!available)('EspeakEngine (needs @echogarden/espeak-ng-emscripten)', () => {
+  it('speaks: non-silent PCM whose duration fits the text', async () => {
+    const engine = new EspeakEngine();
+    try {
+      const chunks = await collect(engine, 'Hello from voxpipe');
+      const pcm = Buffer.concat(chunks);
+      expect(chunks.length).toBeGreaterThan(1); // streamed, not one buffer at the end
+      expect(durationMs(pcm, ESPEAK_SAMPLE_RATE)).toBeGreaterThan(300);
+      expect(durationMs(pcm, ESPEAK_SAMPLE_RATE)).toBeLessThan(3000);
+      expect(rms(pcm)).toBeGreaterThan(500);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('maps speed to the speaking rate and volume to gain', async () => {
+    const engine = new EspeakEngine();
+    try {
+      const normal = Buffer.concat(await collect(engine, 'The quick brown fox jumps over the lazy dog.'));
+      const fast = Buffer.concat(await collect(engine, 'The quick brown fox jumps over the lazy dog.', { speed: 2 }));
+      expect(fast.length / normal.length).toBeLessThan(0.75);
+      const quiet = Buffer.concat(await collect(engine, 'The quick brown fox jumps over the lazy dog.', { volume: 0.5 }));
+      expect(rms(quiet) / rms(normal)).toBeCloseTo(0.5, 1);
+      expect(rms(Buffer.concat(await collect(engine, 'Hello', { volume: 0 })))).toBe(0);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('does not block the event loop during a long synthesis', async () => {
+    const engine = new EspeakEngine();
+    await engine.warmUp();
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    try {
+      let ticksAtFirstChunk = -1;
+      let chunks = 0;
+      for await (const _ of engine.synthesize(LONG_TEXT, { voice: VOICE })) {
+        if (chunks++ === 0) ticksAtFirstChunk = ticks;
+      }
+      expect(chunks).toBeGreaterThan(50);
+      // Timers kept firing while chunks were arriving.
+      expect(ticks).toBeGreaterThan(ticksAtFirstChunk);
+    } finally {
+      clearInterval(timer);
+      await engine.close();
+    }
+  });
+
+  it('stops on abort with AbortError and stays usable', async () => {
+    const engine = new EspeakEngine();
+    try {
+      const controller = new AbortController();
+      let chunks = 0;
+      const run = (async () => {
+        for await (const _ of engine.synthesize(LONG_TEXT, { voice: VOICE, signal: controller.signal })) {
+          if (++chunks === 2) controller.abort();
+        }
+      })();
+      await expect(run).rejects.toBeInstanceOf(AbortError);
+      expect(chunks).toBe(2);
+      // The worker was told to stop: the next request is served, not stuck behind the long one.
+      expect(Buffer.concat(await collect(engine, 'Hello')).length).toBeGreaterThan(0);
+      await expect(collect(engine, 'Hello', { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(AbortError);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('cancels when the consumer breaks out of the loop', async () => {
+    const engine = new EspeakEngine();
+    try {
+      for await (const _ of engine.synthesize(LONG_TEXT, { voice: VOICE })) break;
+      expect(Buffer.concat(await collect(engine, 'Hello')).length).toBeGreaterThan(0);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('queues concurrent requests and keeps their audio apart', async () => {
+    const engine = new EspeakEngine();
+    try {
+      const [one, two, alone] = await Promise.all([
+        collect(engine, 'One'),
+        collect(engine, 'Two, three, four, five, six.'),
+        collect(new EspeakEngine(), 'One').then(async (chunks) => chunks),
+      ]);
+      expect(Buffer.concat(one).equals(Buffer.concat(alone))).toBe(true);
+      expect(Buffer.concat(two).length).toBeGreaterThan(Buffer.concat(one).length);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('reads markup characters as text and accepts other languages and variants', async () => {
+    const engine = new EspeakEngine();
+    try {
+      expect(rms(Buffer.concat(await collect(engine, 'a < b & c > d')))).toBeGreaterThan(500);
+      expect(rms(Buffer.concat(await collect(engine, 'Bonjour tout le monde', { language: 'fr' })))).toBeGreaterThan(500);
+      expect(rms(Buffer.concat(await collect(engine, 'Hello', { language: 'en-GB', voice: { ...VOICE, espeakVoice: 'en-us+f3', basePitchHz: 210 } })))).toBeGreaterThan(500);
+      // An unknown language falls back to the voice rather than failing.
+      expect(rms(Buffer.concat(await collect(engine, 'Hello', { language: 'qq' })))).toBeGreaterThan(500);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('refuses to synthesize after close', async () => {
+    const engine = new EspeakEngine();
+    await engine.warmUp();
+    await engine.close();
+    await expect(collect(engine, 'Hello')).rejects.toBeInstanceOf(EngineError);
+  });
+
+  it('is what createEngine("auto") picks', async () => {
+    const engine = await createEngine('auto');
+    try {
+      expect(engine.name).toBe('espeak');
+      expect(engine.sampleRate).toBe(ESPEAK_SAMPLE_RATE);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe('createEngine', () => {
+  it('creates the tone engine on request', async () => {
+    const engine = await createEngine('tone');
+    expect(engine.name).toBe('tone');
+    await engine.close();
+  });
+});
