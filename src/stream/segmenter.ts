@@ -88,6 +88,11 @@ export interface Boundary {
 export interface SegmenterState {
   /** Segments emitted so far in this utterance (0 means the next one is the first). */
   readonly emitted: number;
+  /**
+   * Scan progress returned by the previous call. Pass it back only if the new
+   * buffer starts with that call's `rest` (text appended); otherwise omit it.
+   */
+  readonly scan?: ScanProgress;
 }
 
 /** Result of `segmentText`. */
@@ -99,8 +104,12 @@ export interface SegmentTextResult {
   state: SegmenterState;
 }
 
+/** Objects returned by `resolveSegmenterOptions`, which need no second check. */
+const resolvedOptions = new WeakSet<object>();
+
 /** Fill in defaults and check the options; throws `RangeError` on nonsense. */
 export function resolveSegmenterOptions(options: SegmenterOptions = {}): ResolvedSegmenterOptions {
+  if (resolvedOptions.has(options)) return options as ResolvedSegmenterOptions;
   const resolved = {
     firstMinChars: options.firstMinChars ?? SEGMENTER_DEFAULTS.firstMinChars, // code points
     firstMaxChars: options.firstMaxChars ?? SEGMENTER_DEFAULTS.firstMaxChars, // code points
@@ -114,6 +123,8 @@ export function resolveSegmenterOptions(options: SegmenterOptions = {}): Resolve
   if (resolved.targetChars > resolved.maxChars) throw new RangeError('targetChars must be at most maxChars');
   if (resolved.firstMaxChars > resolved.maxChars) throw new RangeError('firstMaxChars must be at most maxChars');
   if (resolved.firstMinChars > resolved.firstMaxChars) throw new RangeError('firstMinChars must be at most firstMaxChars');
+  Object.freeze(resolved);
+  resolvedOptions.add(resolved);
   return resolved;
 }
 
@@ -444,14 +455,46 @@ function lastWordCut(text: string, content: number, limit: number, end: number, 
 
 const WAIT = -1;
 
-function decideFirst(text: string, pos: number, end: number, atEnd: boolean, o: ResolvedSegmenterOptions, r: ScanResult): number {
+/**
+ * Where the scan of a waiting segment stopped, so that the next call, whose
+ * buffer extends this call's `rest`, need not scan the same text again.
+ * Opaque to callers; indices are relative to the start of `rest`.
+ */
+export interface ScanProgress {
+  readonly first: boolean;
+  /** No candidate starts in [0, resumeAt) other than those already counted. */
+  readonly resumeAt: number;
+  readonly best: number;
+  readonly lastClause: number;
+  readonly counted: number;
+  readonly count: number;
+}
+
+/** In/out of a decision: progress to resume from (at `pos`), progress saved on WAIT. */
+interface DecideIo {
+  resume: ScanProgress | undefined;
+  saved: ScanProgress | undefined;
+}
+
+/** Where to resume after a scan that stopped at `knownEnd`: before a trailing space run, which may still gain a line break. */
+function resumePoint(text: string, from: number, knownEnd: number, pendingAt: boolean): number {
+  if (pendingAt) return knownEnd;
+  let b = knownEnd;
+  while (b > from && (flagsAt(text, b - 1) & WS) !== 0) b--;
+  return b;
+}
+
+function decideFirst(text: string, pos: number, end: number, atEnd: boolean, o: ResolvedSegmenterOptions, r: ScanResult, io: DecideIo): number {
   const content = firstContent(text, pos, end);
   if (content === end) return WAIT;
   const limitIdx = indexAfterChars(text, pos, end, o.firstMaxChars);
-  let i = pos;
+  const resume = io.resume?.first === true && io.resume.resumeAt <= end - pos ? io.resume : undefined;
+  let i = pos + (resume?.resumeAt ?? 0);
+  let from: number;
   let knownEnd: number;
   let overflow = false;
   for (;;) {
+    from = i;
     scanNext(text, i, pos, end, limitIdx + 1, atEnd, r);
     if (r.type !== Scan.found) {
       knownEnd = r.at;
@@ -468,32 +511,45 @@ function decideFirst(text: string, pos: number, end: number, atEnd: boolean, o: 
   }
   if (atEnd && end <= limitIdx) return end; // all of a short input
   // Until more than firstMaxChars are known, a qualifying boundary may still come.
-  if (!overflow && knownEnd <= limitIdx) return WAIT;
+  if (!overflow && knownEnd <= limitIdx) {
+    const resumeAt = resumePoint(text, from, knownEnd, r.type === Scan.pending) - pos;
+    io.saved = { first: true, resumeAt, best: -1, lastClause: -1, counted: 0, count: 0 };
+    return WAIT;
+  }
   const word = lastWordCut(text, content, limitIdx, end, false);
   if (word > 0) return word;
-  return decideNext(text, pos, end, atEnd, o, r);
+  return decideNext(text, pos, end, atEnd, o, r, io);
 }
 
-function decideNext(text: string, pos: number, end: number, atEnd: boolean, o: ResolvedSegmenterOptions, r: ScanResult): number {
+function decideNext(text: string, pos: number, end: number, atEnd: boolean, o: ResolvedSegmenterOptions, r: ScanResult, io: DecideIo): number {
   const content = firstContent(text, pos, end);
   if (content === end) return WAIT;
-  const limitIdx = indexAfterChars(text, pos, end, o.maxChars);
-  let best = -1;
-  let lastClause = -1;
-  let counted = pos;
-  let count = 0;
-  let i = pos;
+  // Index after maxChars code points, counted only when needed: a UTF-16
+  // length within maxChars is within it in code points too.
+  let limitIdx = end - pos <= o.maxChars ? end : -1;
+  const limit = (): number => (limitIdx >= 0 ? limitIdx : (limitIdx = indexAfterChars(text, pos, end, o.maxChars)));
+  const beyondLimit = (index: number): boolean => index - pos > o.maxChars && index > limit();
+  const resume = io.resume?.first === false && io.resume.resumeAt <= end - pos ? io.resume : undefined;
+  const rebase = (index: number): number => (index < 0 ? -1 : index + pos);
+  let best = rebase(resume?.best ?? -1);
+  let lastClause = rebase(resume?.lastClause ?? -1);
+  let counted = pos + (resume?.counted ?? 0);
+  let count = resume?.count ?? 0;
+  let i = pos + (resume?.resumeAt ?? 0);
+  let from: number;
   let knownEnd: number;
   let overflow = false;
   for (;;) {
-    scanNext(text, i, pos, end, limitIdx + 1, atEnd, r);
+    from = i;
+    // Two UTF-16 units per code point at most: this bound lies past the limit.
+    scanNext(text, i, pos, end, pos + 2 * o.maxChars + 1, atEnd, r);
     if (r.type !== Scan.found) {
       knownEnd = r.at;
       break;
     }
     i = r.cut;
     if (r.cut <= content) continue;
-    if (r.cut > limitIdx) {
+    if (beyondLimit(r.cut)) {
       if (best >= 0) return best;
       overflow = true;
       knownEnd = r.at;
@@ -511,20 +567,27 @@ function decideNext(text: string, pos: number, end: number, atEnd: boolean, o: R
     }
     return best >= 0 ? best : r.cut;
   }
-  if (atEnd && end <= limitIdx) {
+  if (atEnd && !beyondLimit(end)) {
     // The end of input is the last sentence end.
     const total = count + cpCount(text, counted, end);
     return total <= o.targetChars || best < 0 ? end : best;
   }
+  const wait = (): number => {
+    const resumeAt = resumePoint(text, from, knownEnd, r.type === Scan.pending) - pos;
+    io.saved = { first: false, resumeAt, best: best < 0 ? -1 : best - pos, lastClause: lastClause < 0 ? -1 : lastClause - pos, counted: counted - pos, count };
+    return WAIT;
+  };
   if (best >= 0) {
     // Any later sentence end would make the segment longer than targetChars.
-    return count + cpCount(text, counted, knownEnd) > o.targetChars ? best : WAIT;
+    // (UTF-16 units bound code points from above: count them only when needed.)
+    if (count + (knownEnd - counted) <= o.targetChars) return wait();
+    return count + cpCount(text, counted, knownEnd) > o.targetChars ? best : wait();
   }
-  if (!overflow && knownEnd <= limitIdx) return WAIT;
+  if (!overflow && !beyondLimit(knownEnd)) return wait();
   // No sentence end within maxChars: clause, else whitespace, else code point.
-  if (lastClause > content) return lastClause;
-  const word = lastWordCut(text, content, limitIdx, end, false);
-  return word > 0 ? word : limitIdx;
+  if (lastClause > content && lastClause <= limit()) return lastClause;
+  const word = lastWordCut(text, content, limit(), end, false);
+  return word > 0 ? word : limit();
 }
 
 /** Timeout: the latest sentence end, else clause, else word boundary available now. */
@@ -597,21 +660,29 @@ export function segmentText(
   if (!atEnd && end > 0 && isHighSurrogate(buffer.charCodeAt(end - 1))) end--;
   let timeoutLeft = mode === CutMode.timeout;
   const r = newScanResult();
+  const io: DecideIo = { resume: state.scan, saved: undefined };
   const segments: string[] = [];
   let emitted = state.emitted;
   let pos = 0;
+  let waitedAt = -1;
   while (pos < end) {
-    let cut = emitted === 0 ? decideFirst(buffer, pos, end, atEnd, o, r) : decideNext(buffer, pos, end, atEnd, o, r);
+    io.saved = undefined;
+    let cut = emitted === 0 ? decideFirst(buffer, pos, end, atEnd, o, r, io) : decideNext(buffer, pos, end, atEnd, o, r, io);
     if (cut < 0 && timeoutLeft) {
       timeoutLeft = false;
       cut = decideTimeout(buffer, pos, end, o, r);
     }
-    if (cut < 0) break;
+    if (cut < 0) {
+      waitedAt = pos;
+      break;
+    }
     segments.push(buffer.slice(pos, cut));
     pos = cut;
     emitted++;
+    io.resume = undefined; // progress is about the text at the start of the buffer only
   }
-  return { segments, rest: buffer.slice(pos), state: { emitted } };
+  const rest = buffer.slice(pos);
+  return waitedAt >= 0 && io.saved !== undefined ? { segments, rest, state: { emitted, scan: io.saved } } : { segments, rest, state: { emitted } };
 }
 
 /**

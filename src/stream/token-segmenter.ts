@@ -6,7 +6,7 @@
 import { VoxpipeError } from '../errors.js';
 import { countChars } from '../protocol/limits.js';
 import { CutMode, resolveSegmenterOptions, segmentText } from './segmenter.js';
-import type { ResolvedSegmenterOptions, SegmenterOptions } from './segmenter.js';
+import type { ResolvedSegmenterOptions, ScanProgress, SegmenterOptions, SegmenterState } from './segmenter.js';
 
 /** One-shot timers; the global `setTimeout`/`clearTimeout` by default, a fake in tests. */
 export interface TimerClock {
@@ -77,6 +77,8 @@ export class TokenSegmenter {
   readonly #onSegment: (text: string) => void;
   #buffer = '';
   #emitted = 0;
+  /** Where the scan of the buffered text stopped; valid while text is only appended. */
+  #scan: ScanProgress | undefined = undefined;
   #timer: unknown = undefined;
   #timerArmed = false;
   /** A timeout ran out without a cut: every push tries a timeout cut until one succeeds. */
@@ -139,6 +141,7 @@ export class TokenSegmenter {
     this.#queue = [];
     this.#buffer = '';
     this.#emitted = 0;
+    this.#scan = undefined;
     this.#overdue = false;
     this.#disarm();
     return dropped;
@@ -155,14 +158,19 @@ export class TokenSegmenter {
   }
 
   #process(mode: CutMode): void {
-    const result = segmentText(this.#buffer, { emitted: this.#emitted }, mode, this.#options);
+    const state: SegmenterState = this.#scan === undefined ? { emitted: this.#emitted } : { emitted: this.#emitted, scan: this.#scan };
+    const result = segmentText(this.#buffer, state, mode, this.#options);
     this.#buffer = result.rest;
     this.#emitted = result.state.emitted;
+    this.#scan = result.state.scan;
     if (result.segments.length > 0 || mode === CutMode.final) {
       this.#overdue = false;
       this.#disarm();
     }
-    if (mode === CutMode.final) this.#emitted = 0;
+    if (mode === CutMode.final) {
+      this.#emitted = 0;
+      this.#scan = undefined;
+    }
     this.#arm();
     this.#deliver(result.segments);
   }

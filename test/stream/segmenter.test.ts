@@ -9,7 +9,7 @@ import {
   segmentText,
   splitForFrames,
 } from '../../src/stream/segmenter.js';
-import type { SegmenterOptions } from '../../src/stream/segmenter.js';
+import type { SegmenterOptions, SegmenterState } from '../../src/stream/segmenter.js';
 
 /** Every sentence its own segment: later-segment rules with a target of 1. */
 function sentences(text: string, options: SegmenterOptions = {}): string[] {
@@ -187,6 +187,42 @@ describe('segment sizes', () => {
     const o = { targetChars: 10, maxChars: 30, firstMaxChars: 30 };
     expect(segmentText(half, { emitted: 1 }, CutMode.stream, o).segments).toEqual([]);
     expect(segmentText(`${text}y`, { emitted: 1 }, CutMode.stream, o).segments).toEqual([text]);
+  });
+});
+
+describe('incremental use', () => {
+  const TEXT =
+    'Hi there, Mr. Smith! The U.S. team won 3.5 to 2. Wait... really? Yes. ' +
+    'Visit https://example.com. 今天天气很好。我们走吧！ Emoji 🎉 here, and more words follow without a stop ' +
+    'until the very end of this test text';
+  const OPTIONS = { targetChars: 30, firstMaxChars: 40, maxChars: 60 };
+
+  /** Feed `text` one code point at a time, as a caller of the pure core would. */
+  function feed(passScan: boolean): string[] {
+    const out: string[] = [];
+    let rest = '';
+    let state: SegmenterState = { emitted: 0 };
+    for (const ch of Array.from(TEXT)) {
+      const r = segmentText(rest + ch, passScan ? state : { emitted: state.emitted }, CutMode.stream, OPTIONS);
+      out.push(...r.segments);
+      rest = r.rest;
+      state = r.state;
+    }
+    const last = segmentText(rest, passScan ? state : { emitted: state.emitted }, CutMode.final, OPTIONS);
+    return [...out, ...last.segments, last.rest];
+  }
+
+  it('gives the same segments with or without scan progress, and as one call', () => {
+    const whole = segmentText(TEXT, { emitted: 0 }, CutMode.final, OPTIONS);
+    const expected = [...whole.segments, whole.rest];
+    expect(expected.join('')).toBe(TEXT);
+    expect(feed(true)).toEqual(expected);
+    expect(feed(false)).toEqual(expected);
+  });
+
+  it('returns scan progress only while a segment waits', () => {
+    expect(segmentText('Hello there my', { emitted: 1 }, CutMode.stream).state.scan).toBeDefined();
+    expect(segmentText('Hello there.', { emitted: 1 }, CutMode.final).state.scan).toBeUndefined();
   });
 });
 
