@@ -40,7 +40,7 @@ const PLAYERS: Record<PlayerName, PlayerSpec> = {
   ffplay: {
     args: (pcm) => ['-hide_banner', '-loglevel', 'error', '-nodisp', '-autoexit',
       '-f', 's16le', '-ar', String(pcm.sampleRate), '-ch_layout', channelLayout(pcm.channels), '-i', '-'],
-    noDevice: /audio open failed|could not open audio|no such audio device|Failed to open file/i,
+    noDevice: /audio open failed|could not open audio|no such audio device|Could not initialize SDL|Failed to open file/i,
   },
   aplay: {
     args: (pcm) => ['-q', '-t', 'raw', '-f', 'S16_LE', '-r', String(pcm.sampleRate), '-c', String(pcm.channels), '-'],

@@ -10,6 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import type { Writable } from 'node:stream';
 import { UnavailableError } from '../errors.js';
 import type { PcmInfo } from '../protocol/audio.js';
@@ -99,6 +100,8 @@ function runProbe(options: SpeakerProbeOptions): Promise<SpeakerProbe> {
   const timeoutMs = options.timeoutMs ?? 5_000; // ms
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['-e', PROBE_SCRIPT, resolved, options.device ?? ''], {
+      // An aborting backend may dump core into its working directory: keep that out of the user's project.
+      cwd: tmpdir(),
       stdio: ['ignore', 'ignore', 'pipe'],
       windowsHide: true,
     });
