@@ -28,10 +28,10 @@ export interface SegmenterOptions {
   firstMinChars?: number;
   /**
    * If no such boundary appears within this many characters, the first
-   * segment ends at the last whitespace before it. Default 80.
+   * segment ends at the last whitespace before it. Default 80 (at most `maxChars`).
    */
   firstMaxChars?: number;
-  /** Later segments merge whole sentences up to about this size. Default 250. */
+  /** Later segments merge whole sentences up to about this size. Default 250 (at most `maxChars`). */
   targetChars?: number;
   /** Hard limit of a segment. Default and maximum `LIMITS.segmentMaxChars` (10,000). */
   maxChars?: number;
@@ -97,7 +97,10 @@ export interface SegmenterState {
 
 /** Result of `segmentText`. */
 export interface SegmentTextResult {
-  /** Segments to send, in order; none is whitespace only. */
+  /**
+   * Segments to send, in order. None is whitespace only, except a hard cut
+   * through a run of more than `maxChars` whitespace characters.
+   */
   segments: string[];
   /** Text still buffered (`segments.join('') + rest` is the input). */
   rest: string;
@@ -110,11 +113,14 @@ const resolvedOptions = new WeakSet<object>();
 /** Fill in defaults and check the options; throws `RangeError` on nonsense. */
 export function resolveSegmenterOptions(options: SegmenterOptions = {}): ResolvedSegmenterOptions {
   if (resolvedOptions.has(options)) return options as ResolvedSegmenterOptions;
+  // Defaults shrink to fit a smaller explicit limit; explicit conflicts throw.
+  const maxChars = options.maxChars ?? SEGMENTER_DEFAULTS.maxChars; // code points
+  const firstMaxChars = options.firstMaxChars ?? Math.min(SEGMENTER_DEFAULTS.firstMaxChars, maxChars); // code points
   const resolved = {
-    firstMinChars: options.firstMinChars ?? SEGMENTER_DEFAULTS.firstMinChars, // code points
-    firstMaxChars: options.firstMaxChars ?? SEGMENTER_DEFAULTS.firstMaxChars, // code points
-    targetChars: options.targetChars ?? SEGMENTER_DEFAULTS.targetChars, // code points
-    maxChars: options.maxChars ?? SEGMENTER_DEFAULTS.maxChars, // code points
+    firstMinChars: options.firstMinChars ?? Math.min(SEGMENTER_DEFAULTS.firstMinChars, firstMaxChars), // code points
+    firstMaxChars,
+    targetChars: options.targetChars ?? Math.min(SEGMENTER_DEFAULTS.targetChars, maxChars), // code points
+    maxChars,
   };
   for (const [name, value] of Object.entries(resolved)) {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer`);

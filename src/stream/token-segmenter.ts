@@ -66,8 +66,10 @@ function hasContent(text: string): boolean {
  * then whole sentences up to `targetChars`, never over `maxChars`).
  * Without timeouts firing, the segments do not depend on how the text was
  * split into tokens. `onSegment` runs synchronously inside `push`, `flush`
- * or the timer; segments are never whitespace only and, joined, give back
- * every character pushed (whitespace left over at `end()` is returned).
+ * or the timer callback (so an exception it throws surfaces there: from the
+ * timer it would be uncaught). Segments are not whitespace only (see
+ * `SegmentTextResult`) and, joined, give back every character pushed;
+ * whitespace left over at `end()` is returned by it.
  */
 export class TokenSegmenter {
   readonly #options: ResolvedSegmenterOptions;

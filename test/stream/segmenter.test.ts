@@ -261,11 +261,17 @@ describe('options', () => {
     expect(resolveSegmenterOptions()).toEqual({ firstMinChars: 12, firstMaxChars: 80, targetChars: 250, maxChars: LIMITS.segmentMaxChars });
   });
 
+  it('shrinks defaults to fit a smaller maxChars', () => {
+    expect(resolveSegmenterOptions({ maxChars: 50 })).toEqual({ firstMinChars: 12, firstMaxChars: 50, targetChars: 50, maxChars: 50 });
+    expect(resolveSegmenterOptions({ maxChars: 5 })).toEqual({ firstMinChars: 5, firstMaxChars: 5, targetChars: 5, maxChars: 5 });
+  });
+
   it.each<[string, SegmenterOptions]>([
     ['zero', { targetChars: 0 }],
     ['fraction', { firstMinChars: 1.5 }],
     ['over the service limit', { maxChars: LIMITS.segmentMaxChars + 1 }],
-    ['target over max', { targetChars: 100, maxChars: 50, firstMaxChars: 50 }],
+    ['target over max', { targetChars: 100, maxChars: 50 }],
+    ['first max over max', { firstMaxChars: 100, maxChars: 50 }],
     ['first min over first max', { firstMinChars: 90 }],
   ])('rejects %s', (_name, o) => {
     expect(() => resolveSegmenterOptions(o)).toThrow(RangeError);
