@@ -1,0 +1,69 @@
+/**
+ * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls]`
+ * Prints exactly one JSON line when ready:
+ * {"event":"listening","baseUrl":...,"rootUrl":...,"wsUrl":...,"rtHttpUrl":...}
+ * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
+ */
+import { readFile } from 'node:fs/promises';
+import { startServer, type AccountSeed } from '../server/index.js';
+import type { FaultPlan } from '../server/faults.js';
+import { choice, numberOption, parse, UsageError } from './args.js';
+import { ExitCode, note, type Io } from './io.js';
+
+export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls]';
+
+async function loadAccounts(path: string): Promise<AccountSeed[]> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`--accounts ${path}: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(parsed)) throw new UsageError('--accounts must hold a JSON array of { apiKey, userId, tier, credits, apiQuota }');
+  return parsed.map((a, i) => {
+    if (!a || typeof a.apiKey !== 'string' || typeof a.userId !== 'string') throw new UsageError(`--accounts entry ${i} needs string apiKey and userId`);
+    return a as AccountSeed;
+  });
+}
+
+export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter = process): Promise<number> {
+  const { values } = parse(argv, {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    engine: { type: 'string' },
+    accounts: { type: 'string' },
+    faults: { type: 'string' },
+    'allow-private-urls': { type: 'boolean' },
+  });
+  const port = numberOption(values.port, 'port', 0, 65_535);
+  const engine = choice(values.engine, 'engine', ['espeak', 'tone', 'auto'] as const);
+  let faults: FaultPlan | undefined;
+  if (values.faults) {
+    try {
+      faults = JSON.parse(values.faults) as FaultPlan;
+    } catch {
+      throw new UsageError('--faults must be a JSON object (see FaultPlan)');
+    }
+  }
+  const server = await startServer({
+    ...(values.host !== undefined && { host: values.host }),
+    ...(port !== undefined && { port }),
+    ...(engine !== undefined && { engine }),
+    ...(values.accounts !== undefined && { accounts: await loadAccounts(values.accounts) }),
+    ...(faults !== undefined && { faults }),
+    ...(values['allow-private-urls'] && { allowPrivateUrls: true }),
+  });
+  io.stdout.write(`${JSON.stringify({ event: 'listening', baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl })}\n`);
+  note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}`);
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      note(io, `${signal}: draining`);
+      server.drain().then(
+        () => resolve(ExitCode.ok),
+        () => resolve(ExitCode.error),
+      );
+    };
+    signals.once('SIGTERM', () => stop('SIGTERM'));
+    signals.once('SIGINT', () => stop('SIGINT'));
+  });
+}

@@ -1,0 +1,251 @@
+/**
+ * The reference server: one process, one port. REST under `/api/open/v1`,
+ * compatible routes and downloads at the root, realtime at `/v2/tts/...`.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { registerSecret } from '../errors.js';
+import { createEngine, type EngineChoice } from './engines/index.js';
+import { supportedFormats } from './audio/encoder.js';
+import { newId, type ServerContext, type ServerUrls } from './context.js';
+import { Faults, type FaultPlan } from './faults.js';
+import { authenticate } from './http/auth.js';
+import { ApiErrorCode, HttpError } from './http/errors.js';
+import { describeZodError, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, parseJson, readBody, Router, type Reply, type RouteContext, type RouteDef } from './http/router.js';
+import { Ledger } from './ledger.js';
+import { SERVER_MODULES } from './modules.js';
+import { MemoryStore } from './store/memory.js';
+import type { Account, Store } from './store/types.js';
+
+/** An account to create at start-up (`serve --accounts FILE` takes an array of these). */
+export interface AccountSeed {
+  apiKey: string;
+  userId: string;
+  tier?: string;
+  credits?: number;
+  apiQuota?: number;
+  disabled?: boolean;
+  capabilities?: string[];
+  webhookUrl?: string;
+}
+
+/** The documented development key, used when VOXPIPE_API_KEY is not set. */
+export const DEV_API_KEY = 'sk-local-dev';
+
+export interface ServerOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (any free port). */
+  port?: number;
+  /** Default 'auto': espeak when installed, else tone. */
+  engine?: EngineChoice;
+  /** Default: one account with key VOXPIPE_API_KEY or `sk-local-dev`. */
+  accounts?: AccountSeed[];
+  /** Faults armed at start (tests); default none. */
+  faults?: FaultPlan;
+  /** Accept loopback and private URLs as ASR/media inputs; default false (spec: public URLs only). */
+  allowPrivateUrls?: boolean;
+  /** First-frame auth timeout on realtime connections; default 10_000 ms. */
+  authTimeoutMs?: number;
+  /** Site name; default 'local'. */
+  site?: string;
+  /** Storage; default in memory. */
+  store?: Store;
+}
+
+/** A module of routes and WebSocket endpoints (realtime, TTS REST, media, account...). */
+export interface ServerModule {
+  routes?: RouteDef<never, never>[];
+  /** WebSocket upgrade handlers by exact path. */
+  upgrade?: Record<string, (req: IncomingMessage, socket: Socket, head: Buffer) => void>;
+  /** SIGTERM drain: finish open work politely. */
+  drain?(): Promise<void>;
+  close?(): Promise<void>;
+}
+
+export type ModuleFactory = (ctx: ServerContext, router: Router) => ServerModule;
+
+export interface ReferenceServer extends ServerUrls {
+  port: number;
+  host: string;
+  ctx: ServerContext;
+  router: Router;
+  faults: Faults;
+  /** Create (or replace) an account. */
+  addAccount(seed: AccountSeed): Account;
+  /** Drain realtime sessions (finish `server_draining`, close 1012) and stop. */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function accountFromSeed(seed: AccountSeed): Account {
+  registerSecret(seed.apiKey);
+  return {
+    userId: seed.userId,
+    apiKey: seed.apiKey,
+    tier: seed.tier ?? 'developer',
+    credits: seed.credits ?? 1_000_000,
+    apiQuota: seed.apiQuota ?? 1_000_000,
+    disabled: seed.disabled ?? false,
+    capabilities: seed.capabilities,
+    webhookUrl: seed.webhookUrl,
+    webhookSecret: newId('whsec'),
+  };
+}
+
+function writeReply(res: ServerResponse, reply: Reply, head: boolean): void {
+  const headers: Record<string, string | number> = { ...reply.headers };
+  let body: Buffer | string | undefined = reply.body;
+  if (reply.json !== undefined) {
+    body = JSON.stringify(reply.json);
+    headers['content-type'] ??= 'application/json; charset=utf-8';
+  }
+  if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
+  res.writeHead(reply.status ?? 200, headers);
+  res.end(head ? undefined : body);
+}
+
+function writeError(res: ServerResponse, requestId: string, err: HttpError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  writeReply(res, { status: err.status, json: { error: { code: err.code, message: err.message, requestId, ...err.extra } }, headers: err.headers }, false);
+}
+
+/** Start the reference server and resolve once it listens. */
+export async function startServer(options: ServerOptions = {}): Promise<ReferenceServer> {
+  const store = options.store ?? new MemoryStore();
+  const seeds = options.accounts ?? [{ apiKey: process.env['VOXPIPE_API_KEY'] || DEV_API_KEY, userId: 'local-dev' }];
+  for (const seed of seeds) store.accounts.set(seed.userId, accountFromSeed(seed));
+
+  const faults = new Faults();
+  if (options.faults) faults.set(options.faults);
+  const engine = await createEngine(options.engine ?? 'auto');
+  const ctx: ServerContext = {
+    store,
+    ledger: new Ledger(store),
+    faults,
+    engine,
+    formats: supportedFormats(),
+    urls: { baseUrl: '', rootUrl: '', wsUrl: '', rtHttpUrl: '' },
+    site: options.site ?? 'local',
+    allowPrivateUrls: options.allowPrivateUrls ?? false,
+    authTimeoutMs: options.authTimeoutMs ?? 10_000, // 10 s
+    now: () => new Date(),
+    newId,
+    draining: false,
+  };
+
+  const router = new Router();
+  const modules = SERVER_MODULES.map((factory) => factory(ctx, router));
+  for (const m of modules) if (m.routes) router.add(...m.routes);
+  const upgrades = new Map<string, NonNullable<ServerModule['upgrade']>[string]>();
+  for (const m of modules) for (const [path, handler] of Object.entries(m.upgrade ?? {})) upgrades.set(path, handler);
+
+  const server: Server = createServer((req, res) => {
+    void handle(req, res);
+  });
+  server.keepAliveTimeout = 5_000; // 5 s
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = newId('req');
+    res.setHeader('x-request-id', requestId);
+    res.setHeader('x-svc-request-id', requestId);
+    try {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const method = req.method ?? 'GET';
+      const match = router.match(method, url.pathname);
+      if (match === undefined) throw new HttpError(404, ApiErrorCode.notFound, `no route ${url.pathname}`);
+      if (match === 'methodNotAllowed') throw new HttpError(405, ApiErrorCode.invalidRequest, `method ${method} not allowed on ${url.pathname}`);
+      const { def, params } = match;
+      const account = def.auth === false ? (undefined as unknown as Account) : authenticate(store, req.headers, url);
+      if (account && def.capability && account.capabilities && !account.capabilities.includes(def.capability)) {
+        throw new HttpError(403, ApiErrorCode.forbidden, `this API key has no access to ${def.capability}`);
+      }
+      let query: unknown = undefined;
+      if (def.query) {
+        const parsed = def.query.safeParse(Object.fromEntries(url.searchParams));
+        if (!parsed.success) throw new HttpError(400, ApiErrorCode.invalidRequest, `invalid query: ${describeZodError(parsed.error)}`);
+        query = parsed.data;
+      }
+      let raw: Buffer | undefined;
+      const contentType = req.headers['content-type'] ?? '';
+      const isMultipart = contentType.startsWith('multipart/form-data');
+      const rawBody = async () => (raw ??= await readBody(req, isMultipart ? MAX_UPLOAD_BYTES : MAX_JSON_BYTES));
+      let body: unknown = undefined;
+      if (def.body && !(def.multipart && isMultipart)) {
+        const parsed = def.body.safeParse(parseJson(await rawBody()) ?? {});
+        if (!parsed.success) throw new HttpError(400, ApiErrorCode.invalidRequest, `invalid body: ${describeZodError(parsed.error)}`);
+        body = parsed.data;
+      }
+      const routeCtx: RouteContext = { req, res, url, params, requestId, account, body, query, rawBody };
+      const reply = await def.handler(routeCtx);
+      if (reply) writeReply(res, reply, method === 'HEAD');
+      else if (!res.writableEnded && !res.headersSent) res.end();
+    } catch (err) {
+      if (err instanceof HttpError) writeError(res, requestId, err);
+      else {
+        process.stderr.write(`voxpipe server: internal error on ${req.method} ${(req.url ?? '').split('?')[0]}: ${(err as Error)?.stack ?? String(err)}\n`);
+        writeError(res, requestId, new HttpError(500, ApiErrorCode.internalError, 'internal server error'));
+      }
+    }
+  }
+
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const handler = upgrades.get(path);
+    if (!handler) {
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    handler(req, socket, head);
+  });
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  });
+
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const hostPart = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  const rootUrl = `http://${hostPart}:${port}`;
+  Object.assign(ctx.urls, { rootUrl, baseUrl: `${rootUrl}/api/open/v1`, wsUrl: `ws://${hostPart}:${port}`, rtHttpUrl: rootUrl });
+
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closed ??= (async () => {
+      for (const m of modules) await m.close?.();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await engine.close();
+    })());
+
+  return {
+    ...ctx.urls,
+    port,
+    host,
+    ctx,
+    router,
+    faults,
+    addAccount(seed) {
+      const account = accountFromSeed(seed);
+      store.accounts.set(account.userId, account);
+      return account;
+    },
+    async drain() {
+      ctx.draining = true;
+      for (const m of modules) await m.drain?.();
+      await close();
+    },
+    close,
+  };
+}

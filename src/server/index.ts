@@ -1,0 +1,9 @@
+/** The voxpipe reference server: a local implementation of the whole specified service. */
+export { startServer, DEV_API_KEY, accountFromSeed } from './app.js';
+export type { AccountSeed, ReferenceServer, ServerModule, ServerOptions } from './app.js';
+export type { ServerContext, ServerUrls } from './context.js';
+export type { FaultPlan } from './faults.js';
+export { Faults } from './faults.js';
+export { Ledger, InsufficientBalance } from './ledger.js';
+export { MemoryStore } from './store/memory.js';
+export type { Account, Store, LedgerEntry, Collection } from './store/types.js';

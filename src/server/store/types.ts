@@ -1,0 +1,59 @@
+/**
+ * The reference server's storage, behind an interface: in memory by default;
+ * a shared store (Redis, PostgreSQL) implements the same when several server
+ * processes must share accounts, ledgers, tasks and idempotency keys.
+ */
+
+/** An account of the reference server (spec 2.1 plus what the server needs). */
+export interface Account {
+  userId: string;
+  apiKey: string;
+  tier: string;
+  /** Account credits (HTTP TTS, ASR). */
+  credits: number;
+  /** Remaining API quota (realtime TTS, image, video, lip-sync). */
+  apiQuota: number;
+  /** A disabled account's key answers 401. */
+  disabled?: boolean;
+  /** Profile `webhookUrl` for task-completion webhooks. */
+  webhookUrl?: string | undefined;
+  /** Per-account secret of the webhook HMAC signature. */
+  webhookSecret: string;
+  /** Capabilities this key may use; absent means all (403 otherwise). */
+  capabilities?: string[] | undefined;
+}
+
+/** What a balance is counted in. */
+export type Currency = 'credits' | 'quota';
+
+/** State of a ledger hold: pre-deducted, then committed or released (refunded). */
+export type HoldState = 'held' | 'committed' | 'released';
+
+export interface LedgerEntry {
+  /** Idempotency key of the charge, e.g. `rt:<request>:<segment>` or `job:<id>`. */
+  refId: string;
+  userId: string;
+  currency: Currency;
+  amount: number;
+  state: HoldState;
+  reason: string;
+  createdAt: string;
+  /** When the hold was released (refund), if it was. */
+  releasedAt?: string;
+}
+
+/** A keyed collection of records. */
+export interface Collection<T> {
+  get(key: string): T | undefined;
+  set(key: string, value: T): void;
+  delete(key: string): boolean;
+  values(): IterableIterator<T>;
+  readonly size: number;
+}
+
+export interface Store {
+  accounts: Collection<Account>;
+  ledger: Collection<LedgerEntry>;
+  /** Named collections for each route family (tasks, idempotency keys, voices, ...). */
+  collection<T>(name: string): Collection<T>;
+}
