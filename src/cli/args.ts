@@ -1,5 +1,5 @@
 /** Argument parsing helpers over node:util parseArgs, with typed errors. */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { VoxpipeError } from '../errors.js';
 
 export class UsageError extends VoxpipeError {
@@ -9,7 +9,7 @@ export class UsageError extends VoxpipeError {
   }
 }
 
-type Options = NonNullable<ParseArgsConfig['options']>;
+type Options = ParseArgsOptionsConfig;
 
 export function parse<O extends Options>(argv: string[], options: O) {
   try {
