@@ -1,5 +1,4 @@
 /** Argument parsing helpers over node:util parseArgs, with typed errors. */
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { VoxpipeError } from '../errors.js';
 
 export class UsageError extends VoxpipeError {
@@ -9,11 +8,13 @@ export class UsageError extends VoxpipeError {
   }
 }
 
-type Options = ParseArgsOptionsConfig;
-
-export function parse<O extends Options>(argv: string[], options: O) {
+/**
+ * Run a node:util parseArgs call, turning its errors into UsageError:
+ * `const { values } = usage(() => parseArgs({ args, options, allowPositionals: true }))`.
+ */
+export function usage<T>(parse: () => T): T {
   try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return parse();
   } catch (err) {
     throw new UsageError((err as Error).message);
   }

@@ -7,7 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { startServer, type AccountSeed } from '../server/index.js';
 import type { FaultPlan } from '../server/faults.js';
-import { choice, numberOption, parse, UsageError } from './args.js';
+import { parseArgs } from 'node:util';
+import { choice, numberOption, usage, UsageError } from './args.js';
 import { ExitCode, note, type Io } from './io.js';
 
 export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls]';
@@ -27,14 +28,20 @@ async function loadAccounts(path: string): Promise<AccountSeed[]> {
 }
 
 export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter = process): Promise<number> {
-  const { values } = parse(argv, {
-    host: { type: 'string' },
-    port: { type: 'string' },
-    engine: { type: 'string' },
-    accounts: { type: 'string' },
-    faults: { type: 'string' },
-    'allow-private-urls': { type: 'boolean' },
-  });
+  const { values } = usage(() =>
+    parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        engine: { type: 'string' },
+        accounts: { type: 'string' },
+        faults: { type: 'string' },
+        'allow-private-urls': { type: 'boolean' },
+      },
+    }),
+  );
   const port = numberOption(values.port, 'port', 0, 65_535);
   const engine = choice(values.engine, 'engine', ['espeak', 'tone', 'auto'] as const);
   let faults: FaultPlan | undefined;
