@@ -91,7 +91,7 @@ export interface RequestOptions {
   /** Default the client's. */
   maxRetries?: number;
   /** Called before each retry of this request (besides the client's `onRetry`). */
-  onRetry?: (info: RetryInfo) => void;
+  onRetry?: ((info: RetryInfo) => void) | undefined;
 }
 
 interface ResponseMeta {

@@ -22,6 +22,8 @@ export interface DownloadedFile {
   /** Final URL after redirects. Signed URLs may carry a signature: do not log them. */
   url: string;
   requestId: string | undefined;
+  /** Response headers (e.g. PCM metadata of raw audio), when known. */
+  headers?: Headers;
 }
 
 export interface DownloadOptions {

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { VoxpipeError } from '../errors.js';
-import type { HttpClient, QueryValue } from './client.js';
+import type { HttpClient, QueryValue, RetryInfo } from './client.js';
 import { arr, asObject, bool, isObject, num, type JsonObject } from './fields.js';
 import { JobHandle, type DownloadedFile, type DownloadOptions, type JobSource, type PollOptions } from './job-handle.js';
 import type { BaseTask, ListParams, TaskPage, TaskStatus } from './task.js';
@@ -33,8 +33,14 @@ export interface TaskFamilyConfig<T extends BaseTask, P> {
 
 export interface CreateOptions {
   signal?: AbortSignal | undefined;
-  /** `Idempotency-Key` of families that take one; default a new UUID. Reuse it to replay a create safely. */
-  idempotencyKey?: string;
+  /**
+   * `Idempotency-Key`. Families that require one get a new UUID by default.
+   * On other families it is sent only when given here: the caller asserts
+   * the deployment deduplicates on it (a create then becomes safe to resend).
+   */
+  idempotencyKey?: string | undefined;
+  /** Called before each automatic retry of the create. */
+  onRetry?: ((info: RetryInfo) => void) | undefined;
 }
 
 /** Wrapper members that hold a single task: `{ task }` (TTS envelope), `{ data }` (lip-sync media), `{ job }`. */
@@ -101,8 +107,8 @@ export class TaskCollection<T extends BaseTask, P> implements JobSource<T> {
 
   /** Create a task. Resolves with the task as the create response gives it. */
   async create(params: P, options: CreateOptions = {}): Promise<T> {
-    const headers = this.config.idempotencyKey ? { 'idempotency-key': options.idempotencyKey ?? randomUUID() } : {};
-    const res = await this.client.json({ method: 'POST', path: this.config.path, body: this.config.body(params), headers, signal: options.signal });
+    const key = this.config.idempotencyKey ? (options.idempotencyKey ?? randomUUID()) : options.idempotencyKey;
+    const res = await this.client.json({ method: 'POST', path: this.config.path, body: this.config.body(params), headers: { 'idempotency-key': key }, signal: options.signal, onRetry: options.onRetry });
     return this.#normalize(res.data, res.requestId);
   }
 
@@ -147,7 +153,7 @@ export class TaskCollection<T extends BaseTask, P> implements JobSource<T> {
     const url = this.config.resultUrl?.(task);
     if (!url) throw new VoxpipeError('no_result', `task ${task.id} has no result URL`);
     const res = await this.client.download(url, { signal: options.signal });
-    return { data: res.data, contentType: res.contentType, url: res.url, requestId: res.requestId };
+    return { data: res.data, contentType: res.contentType, url: res.url, requestId: res.requestId, headers: res.headers };
   }
 
   #normalize(body: unknown, requestId: string | undefined): T {

@@ -3,7 +3,7 @@
  * `POST /v1/audio/speech` (binary audio) and `GET /v1/audio/voices`.
  * A charging call without an idempotency key: never resent after a 5xx.
  */
-import type { HttpClient } from '../client.js';
+import type { HttpClient, RetryInfo } from '../client.js';
 import { arr, asObject, intHeader, str, type JsonObject } from '../fields.js';
 
 export const COMPAT_SPEECH_PATH = '/v1/audio/speech';
@@ -23,11 +23,15 @@ export interface SpeechParams {
   /** 0.5 to 2; default 1. */
   speed?: number;
   signal?: AbortSignal | undefined;
+  /** Called before each automatic retry (429 only: this call has no idempotency key). */
+  onRetry?: ((info: RetryInfo) => void) | undefined;
 }
 
 export interface SpeechResult {
   audio: Buffer;
   contentType: string;
+  /** Response headers (PCM metadata of `pcm` audio where the server sends it). */
+  headers: Headers;
   /** `X-OpenAPI-Quota-Remaining`. */
   quotaRemaining: number | undefined;
   /** `X-OpenAPI-Credits-Used`. */
@@ -43,9 +47,9 @@ export interface CompatVoice {
 export class Compat {
   constructor(private readonly client: HttpClient) {}
 
-  async speech({ signal, ...body }: SpeechParams): Promise<SpeechResult> {
-    const res = await this.client.binary({ method: 'POST', path: COMPAT_SPEECH_PATH, root: true, body, signal });
-    return { audio: res.data, contentType: res.contentType, quotaRemaining: intHeader(res.headers, 'x-openapi-quota-remaining'), creditsUsed: intHeader(res.headers, 'x-openapi-credits-used'), requestId: res.requestId };
+  async speech({ signal, onRetry, ...body }: SpeechParams): Promise<SpeechResult> {
+    const res = await this.client.binary({ method: 'POST', path: COMPAT_SPEECH_PATH, root: true, body, signal, onRetry });
+    return { audio: res.data, contentType: res.contentType, headers: res.headers, quotaRemaining: intHeader(res.headers, 'x-openapi-quota-remaining'), creditsUsed: intHeader(res.headers, 'x-openapi-credits-used'), requestId: res.requestId };
   }
 
   async voices(options: { signal?: AbortSignal | undefined } = {}): Promise<CompatVoice[]> {

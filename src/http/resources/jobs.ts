@@ -195,7 +195,7 @@ export class TtsJobs {
     const given = typeof job === 'string' ? undefined : wantAttachment ? job.downloadUrl : (job.playbackUrl ?? job.audioUrl);
     const url = given ?? ttsAudioPath(typeof job === 'string' ? job : job.id) + (wantAttachment ? '?download=1' : '');
     const res = await this.#client.download(url, { signal: options.signal });
-    return { data: res.data, contentType: res.contentType, url: res.url, requestId: res.requestId };
+    return { data: res.data, contentType: res.contentType, url: res.url, requestId: res.requestId, headers: res.headers };
   }
 
   /**

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { VoxpipeError } from '../../errors.js';
-import { ClientErrorCode, type HttpClient } from '../client.js';
+import { ClientErrorCode, type HttpClient, type RetryInfo } from '../client.js';
 import { asObject, intHeader, num, str } from '../fields.js';
 import type { DownloadedFile } from '../job-handle.js';
 
@@ -30,6 +30,8 @@ export interface SynthesizeParams {
   /** `X-Request-Id`, stable per logical generation; default a new UUID. Reuse it only for the exact same request. */
   requestId?: string;
   signal?: AbortSignal | undefined;
+  /** Called before each automatic retry of this call. */
+  onRetry?: ((info: RetryInfo) => void) | undefined;
 }
 
 export interface SynthesizeResult {
@@ -63,14 +65,14 @@ export class Tts {
   /** Binary synthesis. A retry after a lost response answers 409 `ERR_REQUEST_ALREADY_COMPLETED` (no charge): use `synthesizeCached` to be able to replay. */
   async synthesize(params: SynthesizeParams): Promise<SynthesizeResult> {
     const requestId = params.requestId ?? randomUUID();
-    const res = await this.client.binary({ method: 'POST', path: TTS_PATH, body: body(params, false), headers: { 'x-request-id': requestId }, signal: params.signal });
+    const res = await this.client.binary({ method: 'POST', path: TTS_PATH, body: body(params, false), headers: { 'x-request-id': requestId }, signal: params.signal, onRetry: params.onRetry });
     return { audio: res.data, contentType: res.contentType, creditsCharged: intHeader(res.headers, CREDITS_CHARGED_HEADER), requestId, serverRequestId: res.requestId };
   }
 
   /** `cache: true`: JSON with an audio URL. Repeating the same `requestId` replays the stored response without a new charge. */
   async synthesizeCached(params: SynthesizeParams): Promise<CachedSynthesisResult> {
     const requestId = params.requestId ?? randomUUID();
-    const res = await this.client.json({ method: 'POST', path: TTS_PATH, body: body(params, true), headers: { 'x-request-id': requestId }, signal: params.signal });
+    const res = await this.client.json({ method: 'POST', path: TTS_PATH, body: body(params, true), headers: { 'x-request-id': requestId }, signal: params.signal, onRetry: params.onRetry });
     const data = asObject(res.data);
     const audioUrl = str(data, 'audio_url', 'audioUrl');
     if (!audioUrl) throw new VoxpipeError(ClientErrorCode.invalidResponse, 'sync TTS response has no audio_url', { requestId: res.requestId });
@@ -80,6 +82,6 @@ export class Tts {
   /** Fetch an `audio_url` (absolute, or relative to `{root_url}`), with the key on the service's own hosts only. */
   async fetchAudio(audioUrl: string, options: { signal?: AbortSignal | undefined } = {}): Promise<DownloadedFile> {
     const res = await this.client.download(audioUrl, options);
-    return { data: res.data, contentType: res.contentType, url: res.url, requestId: res.requestId };
+    return { data: res.data, contentType: res.contentType, url: res.url, requestId: res.requestId, headers: res.headers };
   }
 }

@@ -79,7 +79,7 @@ export class VoiceDesigns {
   /** A candidate's preview audio (`audio/wav` or `audio/mpeg`), fetched with the key. */
   async preview(designId: string, candidateId: string, options: { signal?: AbortSignal | undefined } = {}): Promise<DownloadedFile> {
     const res = await this.client.binary({ path: `${VOICE_DESIGNS_PATH}/${encodeURIComponent(designId)}/candidates/${encodeURIComponent(candidateId)}/audio`, signal: options.signal });
-    return { data: res.data, contentType: res.contentType, url: res.url, requestId: res.requestId };
+    return { data: res.data, contentType: res.contentType, url: res.url, requestId: res.requestId, headers: res.headers };
   }
 
   /** Save a candidate as a permanent voice; returns its `voiceId`. */

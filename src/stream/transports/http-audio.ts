@@ -1,0 +1,222 @@
+/**
+ * From whole audio files (what the HTTP routes return, one per segment) to
+ * the stream's audio, as the realtime wire conventions of
+ * `protocol/audio.ts` define it:
+ * - `pcm`: raw samples; a WAV response loses its header, a raw `audio/pcm`
+ *   response is taken as is (layout from `x-svc-*` headers or Content-Type
+ *   parameters, else the configured default);
+ * - `wav`: ONE streaming header (sizes 0xFFFFFFFF) before the first audio of
+ *   the stream, then raw PCM: every file's own header, with its real sizes,
+ *   is stripped;
+ * - `mp3`: frames; ID3 tags of later segments are dropped (they would sit in
+ *   the middle of the stream);
+ * - `opus`: each file is passed through (a chained Ogg stream).
+ * Pure: no I/O.
+ */
+import { VoxpipeError } from '../../errors.js';
+import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
+import { buildWavHeader, parseWavHeader, WAV_UNKNOWN_SIZE } from '../../sinks/wav-header.js';
+
+export const HttpAudioErrorCode = {
+  /** The route answered a format the stream cannot be built from. */
+  unexpectedFormat: 'unexpected_audio_format',
+  /** A segment's PCM layout differs from the stream's first one. */
+  layoutChanged: 'pcm_layout_changed',
+} as const;
+
+/** One whole file as a route returned it. */
+export interface AudioFile {
+  data: Buffer;
+  contentType: string;
+  headers?: Headers | undefined;
+}
+
+/** The stream bytes of one segment and their layout. */
+export interface ConvertedAudio {
+  data: Buffer;
+  pcm: PcmInfo;
+}
+
+/** Opus always decodes at 48 kHz. */
+const OPUS_DECODE_RATE = 48_000;
+
+function mime(contentType: string): string {
+  return contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+function isWavFile(file: AudioFile): boolean {
+  if (file.data.length >= 12 && file.data.toString('ascii', 0, 4) === 'RIFF' && file.data.toString('ascii', 8, 12) === 'WAVE') return true;
+  return ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave'].includes(mime(file.contentType));
+}
+
+function isRawPcm(file: AudioFile): boolean {
+  return ['audio/pcm', 'audio/l16', 'audio/raw', 'application/octet-stream'].includes(mime(file.contentType)) && !isWavFile(file);
+}
+
+/** A Content-Type parameter, e.g. `rate` of `audio/pcm;rate=24000`. */
+function typeParam(contentType: string, name: string): number | undefined {
+  const m = new RegExp(`(?:^|;)\\s*${name}\\s*=\\s*"?(\\d+)`, 'i').exec(contentType);
+  return m ? Number(m[1]) : undefined;
+}
+
+function headerInt(headers: Headers | undefined, name: string): number | undefined {
+  const v = headers?.get(name);
+  return v && /^\d+$/.test(v.trim()) ? Number(v) : undefined;
+}
+
+/** Layout of a raw PCM response: `x-svc-*` headers, Content-Type parameters, else `fallback`. */
+export function rawPcmLayout(file: AudioFile, fallback: PcmInfo): PcmInfo {
+  return {
+    sampleRate: headerInt(file.headers, 'x-svc-sample-rate') ?? typeParam(file.contentType, 'rate') ?? fallback.sampleRate,
+    channels: headerInt(file.headers, 'x-svc-channels') ?? typeParam(file.contentType, 'channels') ?? fallback.channels,
+    bitDepth: headerInt(file.headers, 'x-svc-bit-depth') ?? fallback.bitDepth,
+  };
+}
+
+/** Length of a leading ID3v2 tag (0 when there is none). */
+export function id3v2Length(data: Buffer): number {
+  if (data.length < 10 || data.toString('latin1', 0, 3) !== 'ID3') return 0;
+  const size = ((data[6]! & 0x7f) << 21) | ((data[7]! & 0x7f) << 14) | ((data[8]! & 0x7f) << 7) | (data[9]! & 0x7f);
+  const footer = (data[5]! & 0x10) !== 0 ? 10 : 0;
+  return Math.min(data.length, 10 + size + footer);
+}
+
+const MP3_RATES: Record<number, readonly number[]> = {
+  3: [44_100, 48_000, 32_000], // MPEG-1
+  2: [22_050, 24_000, 16_000], // MPEG-2
+  0: [11_025, 12_000, 8_000], // MPEG-2.5
+};
+
+/** Sample rate and channels of the first MPEG audio frame header, if one is found. */
+export function mp3Layout(data: Buffer): PcmInfo | undefined {
+  for (let i = id3v2Length(data); i + 3 < data.length; i++) {
+    if (data[i] !== 0xff || (data[i + 1]! & 0xe0) !== 0xe0) continue;
+    const version = (data[i + 1]! >> 3) & 3;
+    const layer = (data[i + 1]! >> 1) & 3;
+    const rateIndex = (data[i + 2]! >> 2) & 3;
+    const rate = MP3_RATES[version]?.[rateIndex];
+    if (layer === 0 || rate === undefined) continue;
+    return { sampleRate: rate, channels: ((data[i + 3]! >> 6) & 3) === 3 ? 1 : 2, bitDepth: 16 };
+  }
+  return undefined;
+}
+
+/** Channels from the `OpusHead` packet, if present. */
+export function opusLayout(data: Buffer): PcmInfo | undefined {
+  const at = data.indexOf('OpusHead', 0, 'latin1');
+  if (at < 0 || at + 9 >= data.length) return undefined;
+  return { sampleRate: OPUS_DECODE_RATE, channels: data[at + 9]!, bitDepth: 16 };
+}
+
+function samePcm(a: PcmInfo, b: PcmInfo): boolean {
+  return a.sampleRate === b.sampleRate && a.channels === b.channels && a.bitDepth === b.bitDepth;
+}
+
+export interface AssemblerOptions {
+  /** Put the streaming WAV header before the first audio (format `wav`); false when continuing a stream that has one (failover). Default true. */
+  wavHeader?: boolean;
+  /** Layout assumed for raw PCM without metadata, and for compressed audio without a readable header. */
+  fallbackPcm: PcmInfo;
+}
+
+/**
+ * Converts the files of consecutive segments of one stream. Keeps the state
+ * the conventions need: whether the WAV header went out, the stream's PCM
+ * layout, whether a segment came before (ID3 tags).
+ */
+export class SegmentAudioAssembler {
+  readonly format: AudioFormat;
+  #headerPending: boolean;
+  #pcm: PcmInfo | undefined;
+  #segments = 0;
+  readonly #fallback: PcmInfo;
+
+  constructor(format: AudioFormat, options: AssemblerOptions) {
+    this.format = format;
+    this.#headerPending = format === 'wav' && (options.wavHeader ?? true);
+    this.#fallback = options.fallbackPcm;
+  }
+
+  /** PCM layout of the stream, once a segment was converted. */
+  get pcm(): PcmInfo | undefined {
+    return this.#pcm;
+  }
+
+  /** The stream bytes of the next segment. */
+  convert(file: AudioFile): ConvertedAudio {
+    const first = this.#segments++ === 0;
+    switch (this.format) {
+      case 'pcm':
+      case 'wav':
+        return this.#toPcmStream(file);
+      case 'mp3':
+        return this.#toMp3Stream(file, first);
+      case 'opus':
+        return this.#toOpusStream(file);
+    }
+  }
+
+  #toPcmStream(file: AudioFile): ConvertedAudio {
+    let pcm: PcmInfo;
+    let samples: Buffer;
+    if (isWavFile(file)) {
+      const header = parseWavHeader(file.data);
+      if (!header) throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, 'WAV response ends inside its header');
+      pcm = header.pcm;
+      const end = header.dataBytes === undefined ? file.data.length : Math.min(file.data.length, header.dataOffset + header.dataBytes);
+      samples = file.data.subarray(header.dataOffset, end);
+    } else if (isRawPcm(file)) {
+      pcm = rawPcmLayout(file, this.#fallback);
+      samples = file.data;
+    } else {
+      throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `expected WAV or raw PCM for a ${this.format} stream, got ${file.contentType || 'no Content-Type'}`);
+    }
+    // Whole sample frames only: a trailing odd byte would shift every later sample.
+    samples = samples.subarray(0, samples.length - (samples.length % frameBytes(pcm)));
+    this.#checkLayout(pcm);
+    if (this.#headerPending) {
+      this.#headerPending = false;
+      samples = Buffer.concat([buildWavHeader(pcm, WAV_UNKNOWN_SIZE), samples]);
+    }
+    return { data: samples, pcm };
+  }
+
+  #toMp3Stream(file: AudioFile, first: boolean): ConvertedAudio {
+    if (mime(file.contentType) !== 'audio/mpeg' && mime(file.contentType) !== 'audio/mp3' && mp3Layout(file.data) === undefined) {
+      throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `expected mp3, got ${file.contentType || 'no Content-Type'}`);
+    }
+    let data = first ? file.data : file.data.subarray(id3v2Length(file.data));
+    // An ID3v1 tag (last 128 bytes, "TAG") would also land mid-stream.
+    if (data.length >= 128 && data.toString('latin1', data.length - 128, data.length - 125) === 'TAG') data = data.subarray(0, data.length - 128);
+    const pcm = mp3Layout(file.data) ?? this.#pcm ?? this.#fallback;
+    this.#pcm ??= pcm;
+    return { data, pcm };
+  }
+
+  #toOpusStream(file: AudioFile): ConvertedAudio {
+    if (file.data.length >= 4 && file.data.toString('latin1', 0, 4) !== 'OggS') {
+      throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `expected Ogg Opus, got ${file.contentType || 'no Content-Type'}`);
+    }
+    const pcm = opusLayout(file.data) ?? this.#pcm ?? { ...this.#fallback, sampleRate: OPUS_DECODE_RATE };
+    this.#pcm ??= pcm;
+    return { data: file.data, pcm };
+  }
+
+  #checkLayout(pcm: PcmInfo): void {
+    if (this.#pcm === undefined) {
+      this.#pcm = pcm;
+      return;
+    }
+    if (!samePcm(this.#pcm, pcm)) {
+      throw new VoxpipeError(HttpAudioErrorCode.layoutChanged, `segment audio is ${pcm.sampleRate} Hz x${pcm.channels}, the stream is ${this.#pcm.sampleRate} Hz x${this.#pcm.channels}`);
+    }
+  }
+}
+
+/** Split `data` into chunks of at most `maxBytes`, cut on whole sample frames for PCM. */
+export function splitChunks(data: Buffer, maxBytes: number, frame: number): Buffer[] {
+  const step = Math.max(frame, maxBytes - (maxBytes % frame));
+  const out: Buffer[] = [];
+  for (let off = 0; off < data.length; off += step) out.push(data.subarray(off, off + step));
+  return out;
+}

@@ -1,0 +1,267 @@
+/**
+ * What the HTTP transports (sync, async, compat) share: a queue of segments
+ * fetched a few ahead (`concurrency`) and emitted strictly in order, each
+ * file converted to the stream's format (`http-audio.ts`), chunked, and
+ * paced by `pause()`/`resume()`. A failed segment fails the transport: its
+ * `send()` and those of every later segment reject with the error, and
+ * `pending()` still lists them in order, so a failover can take them over.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'eventemitter3';
+import { AbortError, VoxpipeError } from '../../errors.js';
+import { HttpClient, type RetryInfo } from '../../http/client.js';
+import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
+import { DEFAULT_MODEL } from '../../protocol/constants.js';
+import type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportName, TransportSummary } from '../transport.js';
+import { SegmentAudioAssembler, splitChunks, type AudioFile } from './http-audio.js';
+
+/** Options every HTTP transport takes. */
+export interface HttpTransportOptions {
+  /** The REST client (or anything holding one as `http`, e.g. `createClient()`'s result). */
+  client: HttpClient | { http: HttpClient };
+  voiceId: string;
+  /** Engine model id; default `svc-s21pro-flash`. */
+  model?: string;
+  /** Format of the stream's audio; default `pcm`. */
+  format?: AudioFormat;
+  /** 0.5 to 2; default the service's (1). */
+  speed?: number;
+  emotion?: string;
+  /** Id of the stream's request (segment request ids derive from it); default a new UUID. */
+  requestId?: string;
+  /**
+   * PCM layout announced in `ready` before any audio arrived, and assumed for
+   * raw PCM without metadata; default 24 kHz mono 16-bit. Every audio chunk
+   * carries the layout actually received; a `warning` (`pcm_layout_differs`)
+   * says when it differs from this one.
+   */
+  pcm?: PcmInfo;
+  /** Segments requested ahead of the one being emitted (1 = strictly one at a time); default 2. */
+  concurrency?: number;
+  /** Largest audio chunk emitted, bytes; default 16_384. */
+  chunkBytes?: number;
+  /** Format `wav`: emit the streaming header first; false when continuing a stream that already has one (failover). Default true. */
+  wavHeader?: boolean;
+  /**
+   * Format asked of the route for a `pcm` stream: `wav` (self-describing;
+   * its header is stripped) or `pcm` (raw; layout from the response headers,
+   * else `pcm`). Default per transport: `wav` for sync and async, `pcm` for compat.
+   */
+  pcmVia?: 'wav' | 'pcm';
+}
+
+/** A segment's file and what the service said about its cost. */
+export interface FetchedSegment extends AudioFile {
+  /** Credits or billing units charged for the segment. */
+  units: number | undefined;
+  quotaRemaining: number | undefined;
+}
+
+interface Entry {
+  segment: SegmentInput;
+  resolve: (result: SegmentResult) => void;
+  reject: (error: VoxpipeError) => void;
+  controller: AbortController;
+  fetched: Promise<FetchedSegment> | undefined;
+}
+
+export const DEFAULT_HTTP_PCM: PcmInfo = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
+
+export const HttpTransportErrorCode = {
+  closed: 'transport_closed',
+} as const;
+
+function toVoxpipeError(err: unknown): VoxpipeError {
+  return err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents> implements SegmentTransport {
+  abstract readonly name: TransportName;
+  readonly requestId: string;
+  protected readonly http: HttpClient;
+  protected readonly options: HttpTransportOptions & { model: string; format: AudioFormat };
+  readonly #pcm: PcmInfo;
+  readonly #concurrency: number;
+  readonly #chunkBytes: number;
+  readonly #assembler: SegmentAudioAssembler;
+  #queue: Entry[] = [];
+  #results: SegmentResult[] = [];
+  #sequence = 0;
+  #retries = 0;
+  #failure: VoxpipeError | undefined;
+  #aborted = false;
+  #ended = false;
+  #pumping = false;
+  #paused = false;
+  #resumeWaiters: (() => void)[] = [];
+  #idleWaiters: (() => void)[] = [];
+  #warnedLayout = false;
+  #openSignal: AbortSignal | undefined;
+
+  constructor(options: HttpTransportOptions) {
+    super();
+    this.http = options.client instanceof HttpClient ? options.client : options.client.http;
+    this.options = { ...options, model: options.model ?? DEFAULT_MODEL, format: options.format ?? 'pcm' };
+    this.requestId = options.requestId ?? randomUUID();
+    this.#pcm = options.pcm ?? DEFAULT_HTTP_PCM;
+    this.#concurrency = Math.max(1, options.concurrency ?? 2);
+    this.#chunkBytes = options.chunkBytes ?? 16_384; // 16 KiB
+    this.#assembler = new SegmentAudioAssembler(this.options.format, { wavHeader: options.wavHeader ?? true, fallbackPcm: this.#pcm });
+  }
+
+  /** Fetch one segment's whole file (in `requestFormat()`). */
+  protected abstract fetchSegment(segment: SegmentInput, signal: AbortSignal): Promise<FetchedSegment>;
+
+  /** The format to ask the route for, given the stream's. */
+  protected requestFormat(defaultPcmVia: 'wav' | 'pcm'): AudioFormat {
+    return this.options.format === 'pcm' ? (this.options.pcmVia ?? defaultPcmVia) : this.options.format;
+  }
+
+  /** Count and report a retry of the client core. */
+  protected readonly onRetry = (info: RetryInfo): void => {
+    this.#retries++;
+    this.emit('retry', { attempt: info.attempt, error: info.error, delayMs: info.delayMs });
+  };
+
+  /** HTTP needs no connection: announce the request. */
+  async open(signal?: AbortSignal): Promise<ReadyInfo> {
+    if (signal?.aborted) throw new AbortError('aborted before open');
+    this.#openSignal = signal;
+    signal?.addEventListener('abort', () => void this.abort(new AbortError('aborted')), { once: true });
+    const info: ReadyInfo = {
+      transport: this.name,
+      mode: 'http',
+      requestId: this.requestId,
+      model: this.options.model,
+      voiceId: this.options.voiceId,
+      format: this.options.format,
+      ...this.#pcm,
+    };
+    this.emit('ready', info);
+    return info;
+  }
+
+  send(segment: SegmentInput): Promise<SegmentResult> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#aborted || this.#openSignal?.aborted) return Promise.reject(new AbortError('transport aborted'));
+    if (this.#ended) return Promise.reject(new VoxpipeError(HttpTransportErrorCode.closed, 'send() after end()'));
+    return new Promise<SegmentResult>((resolve, reject) => {
+      this.#queue.push({ segment, resolve, reject, controller: new AbortController(), fetched: undefined });
+      this.#startFetches();
+      void this.#pump();
+    });
+  }
+
+  async end(): Promise<TransportSummary> {
+    this.#ended = true;
+    while ((this.#queue.length > 0 || this.#pumping) && !this.#failure && !this.#aborted) {
+      await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    }
+    if (this.#failure) throw this.#failure;
+    if (this.#aborted) throw new AbortError('transport aborted');
+    return { requestId: this.requestId, units: this.#results.reduce((n, r) => n + r.units, 0), retries: this.#retries, resumed: 0, segments: [...this.#results] };
+  }
+
+  async abort(reason?: VoxpipeError): Promise<void> {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    const error = reason ?? new AbortError('transport aborted');
+    const dropped = this.#queue;
+    this.#queue = [];
+    for (const e of dropped) {
+      e.controller.abort(error);
+      e.reject(error);
+    }
+    this.resume();
+    this.#wakeIdle();
+  }
+
+  pause(): void {
+    this.#paused = true;
+  }
+
+  resume(): void {
+    this.#paused = false;
+    for (const w of this.#resumeWaiters.splice(0)) w();
+  }
+
+  pending(): SegmentInput[] {
+    return this.#queue.map((e) => e.segment);
+  }
+
+  /** Start fetching the first `concurrency` queued segments not yet started. */
+  #startFetches(): void {
+    if (this.#failure || this.#aborted) return;
+    for (const entry of this.#queue.slice(0, this.#concurrency)) {
+      if (entry.fetched) continue;
+      entry.fetched = this.fetchSegment(entry.segment, entry.controller.signal);
+      // Awaited in order by the pump; a rejection before then must not be unhandled.
+      entry.fetched.catch(() => undefined);
+    }
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#queue.length > 0 && !this.#failure && !this.#aborted) {
+        const entry = this.#queue[0]!;
+        this.#startFetches();
+        let audioBytes = 0;
+        let units: number | undefined;
+        try {
+          const fetched = await entry.fetched!;
+          if (this.#aborted) break;
+          units = fetched.units;
+          const converted = this.#assembler.convert(fetched);
+          this.#checkAnnouncedLayout(converted.pcm);
+          const frame = this.options.format === 'pcm' || this.options.format === 'wav' ? frameBytes(converted.pcm) : 1;
+          for (const data of splitChunks(converted.data, this.#chunkBytes, frame)) {
+            while (this.#paused && !this.#aborted) await new Promise<void>((resolve) => this.#resumeWaiters.push(resolve));
+            if (this.#aborted) break;
+            this.emit('audio', { data, segmentId: entry.segment.segmentId, sequence: ++this.#sequence, format: this.options.format, ...converted.pcm });
+            audioBytes += data.length;
+          }
+          if (this.#aborted) break;
+          if (fetched.quotaRemaining !== undefined) {
+            const sessionUnits = this.#results.reduce((n, r) => n + r.units, 0) + (units ?? 0);
+            this.emit('usage', { segmentId: entry.segment.segmentId, segmentUnits: units ?? 0, sessionUnits, quotaRemaining: fetched.quotaRemaining, audioBytes });
+          }
+        } catch (err) {
+          if (this.#aborted) break;
+          this.#fail(toVoxpipeError(err));
+          break;
+        }
+        this.#queue.shift();
+        const result: SegmentResult = { segmentId: entry.segment.segmentId, units: units ?? 0, audioBytes, transport: this.name };
+        this.#results.push(result);
+        this.emit('segment-completed', result);
+        entry.resolve(result);
+      }
+    } finally {
+      this.#pumping = false;
+      this.#wakeIdle();
+    }
+  }
+
+  /** Fail the transport: every queued segment's `send()` rejects; they stay in `pending()` for failover. */
+  #fail(error: VoxpipeError): void {
+    this.#failure = error;
+    for (const e of this.#queue) {
+      e.controller.abort(error);
+      e.reject(error);
+    }
+  }
+
+  #checkAnnouncedLayout(pcm: PcmInfo): void {
+    if (this.#warnedLayout || this.options.format === 'mp3' || this.options.format === 'opus') return;
+    if (pcm.sampleRate !== this.#pcm.sampleRate || pcm.channels !== this.#pcm.channels || pcm.bitDepth !== this.#pcm.bitDepth) {
+      this.#warnedLayout = true;
+      this.emit('warning', { code: 'pcm_layout_differs', message: `audio is ${pcm.sampleRate} Hz x${pcm.channels}, ready announced ${this.#pcm.sampleRate} Hz x${this.#pcm.channels}; chunks carry the real layout` });
+    }
+  }
+
+  #wakeIdle(): void {
+    for (const w of this.#idleWaiters.splice(0)) w();
+  }
+}
