@@ -10,7 +10,7 @@ export class Resampler {
   readonly #outRate: number;
   readonly #passthrough: boolean;
   /** Input not yet fully used; `#buf[0]` is input sample number `#base` (-1: a virtual zero before the start). */
-  #buf: number[] = [0];
+  #buf: Int16Array = new Int16Array(1);
   #base = -1;
   #inCount = 0;
   #outCount = 0;
@@ -24,7 +24,7 @@ export class Resampler {
   /** Resamples a chunk; output lags input by at most two input samples until `flush()`. */
   push(input: Int16Array): Int16Array {
     if (this.#passthrough) return input;
-    for (let i = 0; i < input.length; i++) this.#buf.push(input[i] ?? 0);
+    this.#append(input);
     this.#inCount += input.length;
     return this.#drain(Number.POSITIVE_INFINITY);
   }
@@ -33,21 +33,29 @@ export class Resampler {
   flush(): Int16Array {
     if (this.#passthrough) return new Int16Array(0);
     const target = Math.round((this.#inCount * this.#outRate) / this.#inRate);
-    this.#buf.push(0, 0); // the interpolator looks two samples ahead
+    this.#append(new Int16Array(2)); // the interpolator looks two samples ahead
     const out = this.#drain(target - this.#outCount);
-    this.#buf = [0];
+    this.#buf = new Int16Array(1);
     this.#base = -1;
     this.#inCount = 0;
     this.#outCount = 0;
     return out;
   }
 
+  #append(input: Int16Array): void {
+    const buf = new Int16Array(this.#buf.length + input.length);
+    buf.set(this.#buf);
+    buf.set(input, this.#buf.length);
+    this.#buf = buf;
+  }
+
   #drain(limit: number): Int16Array {
     const buf = this.#buf;
     const base = this.#base;
-    const out: number[] = [];
+    const out = new Int16Array(Math.min(limit, Math.ceil(((buf.length + 1) * this.#outRate) / this.#inRate) + 1));
+    let produced = 0;
     let n = this.#outCount;
-    while (out.length < limit) {
+    while (produced < out.length) {
       const pos = (n * this.#inRate) / this.#outRate; // input sample number of output n
       const i = Math.floor(pos);
       const k = i - base; // index of sample i in buf
@@ -59,7 +67,7 @@ export class Resampler {
       const p3 = buf[k + 2] ?? 0;
       const value = p1 + 0.5 * t * (p2 - p0 + t * (2 * p0 - 5 * p1 + 4 * p2 - p3 + t * (3 * (p1 - p2) + p3 - p0)));
       const rounded = Math.round(value);
-      out.push(rounded > 32_767 ? 32_767 : rounded < -32_768 ? -32_768 : rounded);
+      out[produced++] = rounded > 32_767 ? 32_767 : rounded < -32_768 ? -32_768 : rounded;
       n++;
     }
     this.#outCount = n;
@@ -70,6 +78,6 @@ export class Resampler {
       this.#buf = buf.slice(drop);
       this.#base = base + drop;
     }
-    return Int16Array.from(out);
+    return out.subarray(0, produced);
   }
 }
