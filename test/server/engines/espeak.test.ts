@@ -124,6 +124,17 @@ describe.skipIf(!available)('EspeakEngine (needs @echogarden/espeak-ng-emscripte
     await expect(collect(engine, 'Hello')).rejects.toBeInstanceOf(EngineError);
   });
 
+  it('fails a synthesis in progress with EngineError when closed', async () => {
+    const engine = new EspeakEngine();
+    let chunks = 0;
+    const run = (async () => {
+      for await (const _ of engine.synthesize(LONG_TEXT, { voice: VOICE })) {
+        if (++chunks === 1) void engine.close();
+      }
+    })();
+    await expect(run).rejects.toMatchObject({ name: 'EngineError', code: 'engine_closed' });
+  });
+
   it('is what createEngine("auto") picks', async () => {
     const engine = await createEngine('auto');
     try {
