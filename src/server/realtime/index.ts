@@ -28,7 +28,7 @@ import { statusRoutes } from './status-routes.js';
 import { browserTicketRoute, TicketBook } from './tickets.js';
 
 export { buildCapabilities } from './capabilities.js';
-export { REALTIME_TUNING } from './tuning.js';
+export { REALTIME_TUNING, overrideRealtimeTuning, type RealtimeTuning } from './tuning.js';
 
 /** Build the realtime module over the server context. */
 export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerModule => {

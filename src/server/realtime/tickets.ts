@@ -43,7 +43,8 @@ export function normalizeOrigin(value: string): string | undefined {
 export class TicketBook {
   readonly #tickets: Collection<TicketRecord>;
 
-  constructor(private readonly ctx: ServerContext, private readonly ttlMs: number = REALTIME_TUNING.ticketTtlMs) {
+  /** `ttlMs`: lifetime of a ticket; default REALTIME_TUNING.ticketTtlMs (60 s). */
+  constructor(private readonly ctx: ServerContext, private readonly ttlMs?: number) {
     this.#tickets = ctx.store.collection<TicketRecord>('realtime-tickets');
   }
 
@@ -56,7 +57,7 @@ export class TicketBook {
       site: this.ctx.site,
       host: host.toLowerCase(),
       origin,
-      expiresAtMs: Date.now() + this.ttlMs,
+      expiresAtMs: Date.now() + (this.ttlMs ?? REALTIME_TUNING.ticketTtlMs),
     };
     this.#tickets.set(record.ticket, record);
     return record;

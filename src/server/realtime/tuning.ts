@@ -3,7 +3,21 @@
  * them open (section 8 names no authentication or idle timeout), so these are
  * the reference server's choices.
  */
-export const REALTIME_TUNING = {
+export interface RealtimeTuning {
+  idleTimeoutMs: number;
+  ticketTtlMs: number;
+  backpressureHighWaterBytes: number;
+  backpressureStallMs: number;
+  backpressurePollMs: number;
+  coalesceBytes: number;
+  maxAudioFrameBytes: number;
+  coalesceDelayMs: number;
+  maxStoredAudioBytesPerRequest: number;
+  maxEventIdsPerConnection: number;
+  drainCloseWaitMs: number;
+}
+
+const DEFAULTS: Readonly<RealtimeTuning> = {
   /** A connection with no frame and nothing generating ends after this (`finish` reason `timeout`). */
   idleTimeoutMs: 60_000, // 60 s
   /** Lifetime of a browser ticket. */
@@ -26,4 +40,19 @@ export const REALTIME_TUNING = {
   maxEventIdsPerConnection: 250_000,
   /** On drain, how long to wait for a peer to answer the close frame before cutting the socket. */
   drainCloseWaitMs: 2_000, // 2 s
-} as const;
+};
+
+/** The values in force (read at each use, so a test override applies to running servers). */
+export const REALTIME_TUNING: Readonly<RealtimeTuning> = { ...DEFAULTS };
+
+/**
+ * Change tuning values for a test (e.g. a 200 ms idle timeout instead of
+ * 60 s); returns a function that restores the defaults. Server code never
+ * calls it.
+ */
+export function overrideRealtimeTuning(patch: Partial<RealtimeTuning>): () => void {
+  Object.assign(REALTIME_TUNING, patch);
+  return () => {
+    Object.assign(REALTIME_TUNING, DEFAULTS);
+  };
+}
