@@ -1,0 +1,30 @@
+/**
+ * The realtime v2 client: one connection (`connect`), the simple-mode and
+ * reliable-mode sessions (both `SegmentTransport`s that SpeechStream
+ * drives), and the pure reliable state machine they are built on.
+ */
+export { connect, liveUrl } from './connection.js';
+export type { CloseInfo, ConnectOptions, RealtimeConnection } from './connection.js';
+export { HANDSHAKE_FAILED } from './handshake.js';
+export { SimpleSession } from './simple-session.js';
+export type { SimpleSessionOptions, SimpleSummary } from './simple-session.js';
+export { ReliableSession } from './reliable/session.js';
+export type { ReliableSessionOptions, ReliableSummary } from './reliable/session.js';
+export { ReliableMachine, Phase as MachinePhase, ResumeErrorCode, MachineWarning, defaultPartialPolicy } from './reliable/machine.js';
+export { PartialSegmentPolicy, SegmentState, TimerId, WaterfallStage } from './reliable/types.js';
+export type {
+  MachineAudio,
+  MachineEvent,
+  MachineInput,
+  MachineOptions,
+  MachinePort,
+  MachineSegmentResult,
+  MachineSummary,
+  SegmentAudioResult,
+  StatusResult,
+} from './reliable/types.js';
+export { backoffDelayMs, DEFAULT_BACKOFF, resolveBackoff } from './backoff.js';
+export type { BackoffPolicy } from './backoff.js';
+export { fetchRequestStatus, fetchSegmentAudio } from './status-client.js';
+export type { HttpReadOptions } from './status-client.js';
+export type { RealtimeSegmentResult, SegmentWaterfall, SessionTimings } from './waterfall.js';

@@ -1,0 +1,383 @@
+/**
+ * `ReliableSession`: the reliable-mode `SegmentTransport`. A thin shell that
+ * wires the pure `ReliableMachine` to real things: `connect()` for the
+ * WebSocket, `setTimeout` for its timers, `fetch` for the status route and
+ * manifest audio, `performance.now()` for the waterfall. Every decision is
+ * the machine's.
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { EventEmitter } from 'eventemitter3';
+import { AbortError, VoxpipeError } from '../../errors.js';
+import type { AudioChunk } from '../../protocol/audio.js';
+import { ErrorCode } from '../../protocol/constants.js';
+import type { ClientEvent, ServerEvent, StartRequest } from '../../protocol/events.js';
+import { TransportName, type ReadyInfo, type SegmentInput, type SegmentTransport, type TransportEvents, type TransportSummary } from '../../stream/transport.js';
+import type { BackoffPolicy } from '../backoff.js';
+import { connect, type CloseInfo, type RealtimeConnection } from '../connection.js';
+import { fetchRequestStatus, fetchSegmentAudio, type HttpReadOptions } from '../status-client.js';
+import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter } from '../session-util.js';
+import { markStage, type RealtimeSegmentResult, type SegmentWaterfall, type SessionTimings } from '../waterfall.js';
+import { ReliableMachine } from './machine.js';
+import type { MachineAudio, MachineEvent, MachinePort, PartialSegmentPolicy, TimerId } from './types.js';
+
+export interface ReliableSessionOptions {
+  /** `{ws_url}` of the realtime service. */
+  wsUrl: string;
+  /** `{rt_http_url}` of the realtime service (status route, manifest audio). */
+  rtHttpUrl: string;
+  /** API key (Bearer header on the handshake and the HTTP reads). */
+  apiKey: string;
+  /** Generation parameters of `start.request`. */
+  request: StartRequest;
+  /** Idempotency key of this generation; default a random UUID. Reused on every resume. */
+  requestId?: string;
+  /** Default `continue` for pcm and wav, `restart` for mp3 and opus. */
+  onPartialSegment?: PartialSegmentPolicy;
+  /** Recovery attempts in a row before giving up; default 6. */
+  maxRetries?: number;
+  /** Default base 200 ms, factor 2, cap 5_000 ms, jitter 0.5. */
+  backoff?: Partial<BackoffPolicy>;
+  /** Reads of a `running` request before giving up; default 20. */
+  maxStatusPolls?: number;
+  /** Per connection: TCP, handshake and `authenticated`; default 10_000 ms. */
+  connectTimeoutMs?: number;
+  /** `start` to `ready`; default 10_000 ms. */
+  startTimeoutMs?: number;
+  /** Idle time before a keep-alive `ping`; default 15_000 ms. */
+  keepAliveMs?: number;
+  /** Per HTTP read of the recovery; default 10_000 ms. */
+  httpTimeoutMs?: number;
+  /** Aborts the session (as `abort()`). */
+  signal?: AbortSignal;
+}
+
+/** What `end()` resolves with. */
+export interface ReliableSummary extends TransportSummary {
+  segments: RealtimeSegmentResult[];
+  /** Reads of the request-status route. */
+  statusReads: number;
+  timings: SessionTimings;
+}
+
+export class ReliableSession extends EventEmitter<TransportEvents> implements SegmentTransport {
+  readonly name = TransportName.realtime;
+  readonly requestId: string;
+  readonly #opts: ReliableSessionOptions;
+  readonly #machine: ReliableMachine;
+  readonly #timers = new Map<TimerId, NodeJS.Timeout>();
+  readonly #waterfalls = new Map<string, SegmentWaterfall>();
+  readonly #sendWaiters = new Map<string, Waiter<RealtimeSegmentResult>>();
+  readonly #timings: SessionTimings = {};
+  /** Cancels HTTP reads in flight when the session ends. */
+  readonly #http = new AbortController();
+  #connection: RealtimeConnection | undefined;
+  /** Bumped whenever a transport is dropped, so late events of an old one are ignored. */
+  #generation = 0;
+  #paused = false;
+  #ready: ReadyInfo | undefined;
+  #openWaiter: Waiter<ReadyInfo> | undefined;
+  #endWaiter: Waiter<ReliableSummary> | undefined;
+  #summary: ReliableSummary | undefined;
+  #error: VoxpipeError | undefined;
+  #unlinkSignal: (() => void) | undefined;
+
+  constructor(options: ReliableSessionOptions) {
+    super();
+    this.#opts = options;
+    this.requestId = options.requestId ?? randomUUID();
+    const machineOptions: ConstructorParameters<typeof ReliableMachine>[0] = {
+      requestId: this.requestId,
+      request: options.request,
+      eventIdPrefix: `ev-${randomUUID().slice(0, 8)}`,
+    };
+    if (options.onPartialSegment !== undefined) machineOptions.onPartialSegment = options.onPartialSegment;
+    if (options.maxRetries !== undefined) machineOptions.maxRetries = options.maxRetries;
+    if (options.backoff !== undefined) machineOptions.backoff = options.backoff;
+    if (options.maxStatusPolls !== undefined) machineOptions.maxStatusPolls = options.maxStatusPolls;
+    if (options.startTimeoutMs !== undefined) machineOptions.startTimeoutMs = options.startTimeoutMs;
+    this.#machine = new ReliableMachine(machineOptions, this.#port());
+    if (options.signal) this.#linkSignal(options.signal);
+  }
+
+  /** Session-level times (open, authenticated, ready, first audio). */
+  get timings(): Readonly<SessionTimings> {
+    return this.#timings;
+  }
+
+  /** The `onPartialSegment` policy in force once `ready` arrived. */
+  get partialPolicy(): PartialSegmentPolicy {
+    return this.#machine.partialPolicy;
+  }
+
+  open(signal?: AbortSignal): Promise<ReadyInfo> {
+    if (this.#openWaiter) return this.#openWaiter.promise;
+    this.#openWaiter = waiter();
+    if (this.#error) this.#openWaiter.reject(this.#error);
+    else {
+      if (signal) this.#linkSignal(signal);
+      this.#timings.openMs = performance.now();
+      this.#machine.handle({ type: 'open' });
+    }
+    return this.#openWaiter.promise;
+  }
+
+  send(segment: SegmentInput): Promise<RealtimeSegmentResult> {
+    if (this.#error) return Promise.reject(this.#error);
+    if (this.#summary || this.#endWaiter) return Promise.reject(new VoxpipeError(ErrorCode.invalidState, 'send() after end()'));
+    try {
+      validateSegment(segment);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.#machine.has(segment.segmentId)) {
+      return Promise.reject(new VoxpipeError(ErrorCode.idempotencyConflict, `segment ${segment.segmentId} was already sent`));
+    }
+    const w = waiter<RealtimeSegmentResult>();
+    this.#sendWaiters.set(segment.segmentId, w);
+    this.#waterfalls.set(segment.segmentId, { queuedMs: performance.now() });
+    this.#machine.handle({ type: 'segment-queued', segmentId: segment.segmentId, text: segment.text });
+    return w.promise;
+  }
+
+  end(): Promise<ReliableSummary> {
+    if (this.#endWaiter) return this.#endWaiter.promise;
+    this.#endWaiter = waiter();
+    if (this.#summary) this.#endWaiter.resolve(this.#summary);
+    else if (this.#error) this.#endWaiter.reject(this.#error);
+    else this.#machine.handle({ type: 'stop-requested' });
+    return this.#endWaiter.promise;
+  }
+
+  async abort(reason?: VoxpipeError): Promise<void> {
+    this.#machine.handle({ type: 'abort-requested', reason: reason ?? new AbortError() });
+  }
+
+  pause(): void {
+    this.#paused = true;
+    this.#connection?.pause();
+  }
+
+  resume(): void {
+    this.#paused = false;
+    this.#connection?.resume();
+  }
+
+  pending(): SegmentInput[] {
+    return this.#machine.pending();
+  }
+
+  /** Retries, resumes and status reads so far. */
+  summary(): ReliableSummary {
+    return this.#summary ?? this.#buildSummary();
+  }
+
+  // ---------------------------------------------------------------- wiring
+
+  #linkSignal(signal: AbortSignal): void {
+    const onAbort = () => void this.abort(new AbortError('aborted by signal', { cause: signal.reason }));
+    if (signal.aborted) {
+      queueMicrotask(onAbort);
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    const previous = this.#unlinkSignal;
+    this.#unlinkSignal = () => {
+      previous?.();
+      signal.removeEventListener('abort', onAbort);
+    };
+  }
+
+  #port(): MachinePort {
+    return {
+      sendFrame: (event: ClientEvent) => this.#connection?.send(event),
+      emitAudio: (audio: MachineAudio) => this.#emitAudio(audio),
+      emit: (event: MachineEvent) => this.#onMachineEvent(event),
+      startTimer: (id: TimerId, ms: number) => {
+        clearTimeout(this.#timers.get(id));
+        this.#timers.set(
+          id,
+          setTimeout(() => {
+            this.#timers.delete(id);
+            this.#machine.handle({ type: 'timer', id });
+          }, ms),
+        );
+      },
+      cancelTimer: (id: TimerId) => {
+        clearTimeout(this.#timers.get(id));
+        this.#timers.delete(id);
+      },
+      openTransport: () => this.#openTransport(),
+      closeTransport: (code: number, reason: string) => {
+        this.#generation++;
+        const connection = this.#connection;
+        this.#connection = undefined;
+        connection?.close(code, reason);
+      },
+      fetchStatus: (requestId: string) => {
+        const generation = this.#generation;
+        void fetchRequestStatus(requestId, this.#httpOptions()).then((result) => {
+          if (generation === this.#generation) this.#machine.handle({ type: 'status-fetched', result });
+        });
+      },
+      fetchSegmentAudio: (segmentId: string, url: string) => {
+        const generation = this.#generation;
+        void fetchSegmentAudio(url, this.#httpOptions()).then((result) => {
+          if (generation === this.#generation) this.#machine.handle({ type: 'audio-fetched', segmentId, result });
+        });
+      },
+      random: () => Math.random(),
+    };
+  }
+
+  #httpOptions(): HttpReadOptions {
+    const options: HttpReadOptions = { rtHttpUrl: this.#opts.rtHttpUrl, apiKey: this.#opts.apiKey, signal: this.#http.signal };
+    if (this.#opts.httpTimeoutMs !== undefined) options.timeoutMs = this.#opts.httpTimeoutMs;
+    return options;
+  }
+
+  #openTransport(): void {
+    const generation = ++this.#generation;
+    // Frames that arrive before `connect()` resolved are held, so the machine
+    // always sees `transport-opened` first.
+    let opened = false;
+    const early: ServerEvent[] = [];
+    const onEvent = (event: ServerEvent) => {
+      if (generation !== this.#generation) return;
+      if (!opened) early.push(event);
+      else this.#machine.handle({ type: 'frame', event });
+    };
+    const onClose = (info: CloseInfo) => {
+      if (generation !== this.#generation) return;
+      this.#connection = undefined;
+      const input: Parameters<ReliableMachine['handle']>[0] = { type: 'transport-closed', code: info.code, reason: info.reason, wasClean: info.wasClean };
+      if (info.error) input.error = info.error;
+      this.#machine.handle(input);
+    };
+    const options: Parameters<typeof connect>[0] = { wsUrl: this.#opts.wsUrl, apiKey: this.#opts.apiKey, onEvent, onClose };
+    if (this.#opts.connectTimeoutMs !== undefined) options.connectTimeoutMs = this.#opts.connectTimeoutMs;
+    if (this.#opts.keepAliveMs !== undefined) options.keepAliveMs = this.#opts.keepAliveMs;
+    connect(options).then(
+      (connection) => {
+        if (generation !== this.#generation) {
+          connection.close();
+          return;
+        }
+        this.#timings.authenticatedMs ??= performance.now();
+        this.#connection = connection;
+        if (this.#paused) connection.pause();
+        opened = true;
+        this.#machine.handle({ type: 'transport-opened' });
+        for (const event of early.splice(0)) {
+          if (generation !== this.#generation) break;
+          this.#machine.handle({ type: 'frame', event });
+        }
+      },
+      (err: unknown) => {
+        if (generation === this.#generation) this.#machine.handle({ type: 'transport-failed', error: asVoxpipeError(err) });
+      },
+    );
+  }
+
+  #emitAudio(audio: MachineAudio): void {
+    const ready = this.#ready;
+    if (!ready) return;
+    this.#timings.firstAudioMs ??= performance.now();
+    const data = Buffer.from(audio.data.buffer, audio.data.byteOffset, audio.data.byteLength);
+    const chunk: AudioChunk = {
+      data,
+      segmentId: audio.segmentId,
+      sequence: audio.sequence,
+      format: ready.format,
+      sampleRate: ready.sampleRate,
+      channels: ready.channels,
+      bitDepth: ready.bitDepth,
+    };
+    this.emit('audio', chunk);
+  }
+
+  #result(segmentId: string, units: number, audioBytes: number): RealtimeSegmentResult {
+    return { segmentId, units, audioBytes, transport: TransportName.realtime, waterfall: this.#waterfalls.get(segmentId) ?? {} };
+  }
+
+  #buildSummary(): ReliableSummary {
+    const s = this.#machine.summary();
+    return {
+      requestId: s.requestId,
+      units: s.units,
+      retries: s.retries,
+      resumed: s.resumed,
+      statusReads: s.statusReads,
+      segments: s.segments.map((r) => this.#result(r.segmentId, r.units, r.audioBytes)),
+      timings: { ...this.#timings },
+    };
+  }
+
+  #onMachineEvent(event: MachineEvent): void {
+    switch (event.type) {
+      case 'ready':
+        this.#ready = readyInfoFrom(event.ready);
+        this.#timings.readyMs ??= performance.now();
+        this.emit('ready', this.#ready);
+        this.#openWaiter?.resolve(this.#ready);
+        return;
+      case 'resumed':
+        this.emit('resumed', { attempt: event.attempt, requestId: event.requestId, pendingSegments: event.pendingSegments });
+        return;
+      case 'retry':
+        this.emit('retry', { attempt: event.attempt, error: event.error, delayMs: event.delayMs });
+        return;
+      case 'segment-accepted':
+        this.emit('segment-accepted', event.segmentId);
+        return;
+      case 'segment-completed': {
+        const result = this.#result(event.result.segmentId, event.result.units, event.result.audioBytes);
+        this.emit('segment-completed', result);
+        this.#sendWaiters.get(result.segmentId)?.resolve(result);
+        this.#sendWaiters.delete(result.segmentId);
+        return;
+      }
+      case 'usage':
+        this.emit('usage', {
+          segmentId: event.segmentId,
+          segmentUnits: event.segmentUnits,
+          sessionUnits: event.sessionUnits,
+          quotaRemaining: event.quotaRemaining,
+          audioBytes: event.audioBytes,
+        });
+        return;
+      case 'warning':
+        this.emit('warning', { code: event.code, message: event.message });
+        return;
+      case 'discontinuity':
+        this.emit('discontinuity', { segmentId: event.segmentId, droppedBytes: event.droppedBytes });
+        return;
+      case 'mark': {
+        const waterfall = this.#waterfalls.get(event.segmentId);
+        if (waterfall) markStage(waterfall, event.stage, performance.now());
+        return;
+      }
+      case 'finished':
+        this.#summary = this.#buildSummary();
+        this.#cleanup();
+        this.#endWaiter?.resolve(this.#summary);
+        return;
+      case 'failed':
+        this.#error = event.error;
+        this.#cleanup();
+        this.#openWaiter?.reject(event.error);
+        for (const w of this.#sendWaiters.values()) w.reject(event.error);
+        this.#sendWaiters.clear();
+        this.#endWaiter?.reject(event.error);
+        return;
+    }
+  }
+
+  #cleanup(): void {
+    for (const timer of this.#timers.values()) clearTimeout(timer);
+    this.#timers.clear();
+    this.#http.abort();
+    this.#unlinkSignal?.();
+    this.#unlinkSignal = undefined;
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Small pieces both realtime sessions share: promise waiters, segment
+ * validation against the protocol's limits, and `ready` to `ReadyInfo`.
+ */
+import { VoxpipeError } from '../errors.js';
+import type { AudioFormat } from '../protocol/audio.js';
+import { ErrorCode } from '../protocol/constants.js';
+import type { ReadyEvent } from '../protocol/events.js';
+import { countChars, LIMITS } from '../protocol/limits.js';
+import { TransportName, type ReadyInfo, type SegmentInput } from '../stream/transport.js';
+
+/** A promise with its resolve and reject at hand. */
+export interface Waiter<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+export function waiter<T>(): Waiter<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Anything thrown, as a VoxpipeError. */
+export function asVoxpipeError(err: unknown): VoxpipeError {
+  return err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+/**
+ * Check a segment against the protocol before it is queued: a segment id of
+ * 1 to 128 characters, non-empty text of at most `maxChars` characters.
+ * Throws VoxpipeError with the spec's code.
+ */
+export function validateSegment(segment: SegmentInput, maxChars: number = LIMITS.segmentMaxChars): void {
+  const idChars = countChars(segment.segmentId);
+  if (idChars < LIMITS.idMinChars || idChars > LIMITS.idMaxChars) {
+    throw new VoxpipeError(ErrorCode.invalidMessage, `segment_id must be ${LIMITS.idMinChars} to ${LIMITS.idMaxChars} characters`);
+  }
+  if (segment.text.length === 0) throw new VoxpipeError(ErrorCode.emptySegment, `segment ${segment.segmentId} has no text`);
+  if (countChars(segment.text) > maxChars) {
+    throw new VoxpipeError(ErrorCode.segmentTooLarge, `segment ${segment.segmentId} is over ${maxChars} characters`);
+  }
+}
+
+/** What `ready` tells the stream. */
+export function readyInfoFrom(ready: ReadyEvent): ReadyInfo {
+  return {
+    transport: TransportName.realtime,
+    mode: ready.mode,
+    requestId: ready.request_id,
+    sessionId: ready.session_id,
+    provider: ready.provider,
+    model: ready.model,
+    voiceId: ready.voice_id,
+    format: ready.format as AudioFormat,
+    // Compressed formats may omit PCM metadata; their decoder learns it from the stream.
+    sampleRate: ready.sample_rate ?? 24_000,
+    channels: ready.channels ?? 1,
+    bitDepth: ready.bit_depth ?? 16,
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * The two HTTP reads of reliable-mode recovery: the request-status route
+ * (`GET {rt_http_url}/v2/tts/requests/{request_id}`, spec 4.10) and a
+ * manifest entry's `audio_url`. Both answer with a result, never throw, so
+ * the session can hand the outcome straight to the state machine.
+ */
+import { apiErrorFromStatus, ConnectionError, ProtocolError, type VoxpipeError } from '../errors.js';
+import { ErrorCode, REALTIME_PATHS } from '../protocol/constants.js';
+import { RequestStatusSchema } from '../protocol/events.js';
+import { parseErrorBody } from './handshake.js';
+import type { SegmentAudioResult, StatusResult } from './reliable/types.js';
+
+export interface HttpReadOptions {
+  /** `{rt_http_url}`. */
+  rtHttpUrl: string;
+  /** Sent as `Authorization: Bearer`, only to the origin of `rtHttpUrl`. */
+  apiKey?: string | undefined;
+  /** Per read; default 10_000 ms. */
+  timeoutMs?: number;
+  signal?: AbortSignal | undefined;
+}
+
+function joinUrl(root: string, path: string): string {
+  return `${root.replace(/\/+$/, '')}${path}`;
+}
+
+/** Headers for `url`: the key goes only to the realtime service's own origin, never elsewhere. */
+function headersFor(url: URL, opts: HttpReadOptions): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (opts.apiKey && url.origin === new URL(opts.rtHttpUrl).origin) headers['authorization'] = `Bearer ${opts.apiKey}`;
+  return headers;
+}
+
+function signalFor(opts: HttpReadOptions): AbortSignal {
+  const timeout = AbortSignal.timeout(opts.timeoutMs ?? 10_000); // 10 s
+  return opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+}
+
+async function responseError(res: Response): Promise<VoxpipeError> {
+  const { code, message } = parseErrorBody(await res.text().catch(() => ''));
+  const requestId = res.headers.get('x-request-id') ?? undefined;
+  return apiErrorFromStatus(res.status, code ?? `http_${res.status}`, message ?? `HTTP ${res.status}`, { requestId });
+}
+
+function networkError(err: unknown, what: string): VoxpipeError {
+  const message = err instanceof Error ? err.message : String(err);
+  return new ConnectionError('connection_failed', `${what} failed: ${message}`, { retryable: true, cause: err });
+}
+
+/** Read the state (and manifest) of a reliable request. */
+export async function fetchRequestStatus(requestId: string, opts: HttpReadOptions): Promise<StatusResult> {
+  const url = new URL(joinUrl(opts.rtHttpUrl, `${REALTIME_PATHS.requests}/${encodeURIComponent(requestId)}`));
+  try {
+    const res = await fetch(url, { headers: headersFor(url, opts), signal: signalFor(opts) });
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return { kind: 'not-found' };
+    }
+    if (!res.ok) return { kind: 'error', error: await responseError(res) };
+    const parsed = RequestStatusSchema.safeParse(await res.json());
+    if (!parsed.success) {
+      return { kind: 'error', error: new ProtocolError(ErrorCode.invalidMessage, `request-status body does not match the spec: ${parsed.error.issues[0]?.message ?? ''}`) };
+    }
+    return { kind: 'found', status: parsed.data };
+  } catch (err) {
+    return { kind: 'error', error: networkError(err, 'reading the request status') };
+  }
+}
+
+/** Download one segment's complete audio from its manifest `audio_url` (relative to `rtHttpUrl` or absolute). */
+export async function fetchSegmentAudio(audioUrl: string, opts: HttpReadOptions): Promise<SegmentAudioResult> {
+  try {
+    const url = new URL(audioUrl, `${opts.rtHttpUrl.replace(/\/+$/, '')}/`);
+    const res = await fetch(url, { headers: headersFor(url, opts), signal: signalFor(opts) });
+    if (!res.ok) return { kind: 'error', error: await responseError(res) };
+    return { kind: 'ok', data: new Uint8Array(await res.arrayBuffer()) };
+  } catch (err) {
+    return { kind: 'error', error: networkError(err, 'downloading segment audio') };
+  }
+}
