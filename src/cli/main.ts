@@ -5,11 +5,14 @@
 import { VoxpipeError } from '../errors.js';
 import { UsageError } from './args.js';
 import { errorLine, ExitCode, processIo, type Io } from './io.js';
+import { say, SAY_USAGE, speak, SPEAK_USAGE } from './say.js';
 import { serve, SERVE_USAGE } from './serve.js';
 
 type Command = (argv: string[], io: Io) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; usage: string }> = {
+  say: { run: say, usage: SAY_USAGE },
+  speak: { run: speak, usage: SPEAK_USAGE },
   serve: { run: serve, usage: SERVE_USAGE },
 };
 

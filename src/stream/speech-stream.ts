@@ -83,8 +83,12 @@ export interface InterruptReport {
 export interface SpeechStreamOptions {
   /** The transport (already constructed, not opened). */
   transport: SegmentTransport;
-  /** Failover: builds the transport that takes over the segments not yet completed. Default none. */
-  fallback?: () => SegmentTransport;
+  /**
+   * Failover: builds the transport that takes over the segments not yet
+   * completed; `bytesEmitted` > 0 means the stream already started (e.g. a
+   * wav stream already sent its header). Default none.
+   */
+  fallback?: (context: { bytesEmitted: number }) => SegmentTransport;
   segmenter?: TokenSegmenterOptions;
   /** Text written but not yet completed, in characters, before writes wait. Default 20_000. */
   maxBufferedChars?: number;
@@ -117,6 +121,26 @@ interface SegmentState {
   delivered: number;
   completed: boolean;
   waterfall: SegmentWaterfall;
+}
+
+/**
+ * Errors that another transport would answer the same way (the request
+ * itself is wrong, or the account may not): no failover, the user gets the
+ * spec's code. Everything else (connection lost, provider down, resume
+ * exhausted) fails over when a fallback is configured.
+ */
+const NO_FAILOVER_CODES: ReadonlySet<string> = new Set([
+  'voice_not_found', 'model_not_found', 'unsupported_parameter', 'quota_exceeded', 'session_limit_exceeded',
+  'authentication_failed', 'authentication_required', 'permission_denied', 'invalid_message', 'invalid_state',
+  'idempotency_conflict', 'empty_segment', 'segment_too_large', 'billing_failed', 'aborted',
+  'unauthorized', 'forbidden', 'insufficient_credits', 'invalid_request',
+]);
+
+export function shouldFailover(err: unknown): boolean {
+  if (!(err instanceof VoxpipeError)) return true;
+  if (NO_FAILOVER_CODES.has(err.code)) return false;
+  const status = (err as { status?: unknown }).status;
+  return !(typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 429);
 }
 
 const DEFAULT_MAX_BUFFERED_CHARS = 20_000;
@@ -185,7 +209,7 @@ export class SpeechStream extends Duplex {
   open(): Promise<ReadyInfo> {
     if (!this.#opened) {
       this.#waterfall.openStartMs = this.#now();
-      this.#opened = this.#transport.open(this.#opts.signal).then((info) => {
+      this.#opened = this.#openTransport().then((info) => {
         this.#ready = info;
         this.#waterfall.readyMs = this.#now();
         this.emit('ready', info);
@@ -194,6 +218,27 @@ export class SpeechStream extends Duplex {
       this.#opened.catch((err: unknown) => this.#fail(err));
     }
     return this.#opened;
+  }
+
+  /** Open the transport; when it cannot start and a fallback may serve, start the fallback instead. */
+  async #openTransport(): Promise<ReadyInfo> {
+    try {
+      return await this.#transport.open(this.#opts.signal);
+    } catch (err) {
+      const fallback = this.#opts.fallback;
+      if (!fallback || !shouldFailover(err)) throw err;
+      const failed = this.#transport;
+      const next = fallback({ bytesEmitted: this.#bytes });
+      if (next.name === failed.name) throw err;
+      failed.removeAllListeners();
+      void failed.abort().catch(() => undefined);
+      this.#transport = next;
+      this.#attach(next);
+      this.#failovers++;
+      const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
+      this.emit('failover', { from: failed.name, to: next.name, pendingSegments: [], error });
+      return next.open(this.#opts.signal);
+    }
   }
 
   #attach(t: SegmentTransport): void {
@@ -332,9 +377,9 @@ export class SpeechStream extends Duplex {
     const failed = this.#transport;
     this.#handingOver ??= (async () => {
       const fallback = this.#opts.fallback;
-      if (!fallback || this.#interrupted) return false;
+      if (!fallback || this.#interrupted || !shouldFailover(err)) return false;
       const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
-      const next = fallback();
+      const next = fallback({ bytesEmitted: this.#bytes });
       if (next.name === failed.name) return false;
       const pending = this.#segments.filter((s) => !s.completed);
       this.#failovers++;
