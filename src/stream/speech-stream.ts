@@ -205,7 +205,12 @@ export class SpeechStream extends Duplex {
     return this.#waterfall;
   }
 
-  /** Connect and start the request now (otherwise the first segment does). Resolves with `ready`. */
+  /**
+   * Connect and start the request now (otherwise the first segment does).
+   * Resolves with `ready`. A failure rejects this promise and leaves the
+   * stream as it was; a failure of the implicit open (first write) destroys
+   * the stream with the error.
+   */
   open(): Promise<ReadyInfo> {
     if (!this.#opened) {
       this.#waterfall.openStartMs = this.#now();
@@ -215,7 +220,6 @@ export class SpeechStream extends Duplex {
         this.emit('ready', info);
         return info;
       });
-      this.#opened.catch((err: unknown) => this.#fail(err));
     }
     return this.#opened;
   }
@@ -333,7 +337,8 @@ export class SpeechStream extends Duplex {
     if (this.#interrupted || this.#fatal) return;
     try {
       await this.open();
-    } catch {
+    } catch (err) {
+      this.#fail(err);
       return;
     }
     state.waterfall.sentMs = this.#now();
