@@ -12,6 +12,7 @@ import { AbortError, VoxpipeError } from '../../errors.js';
 import { HttpClient, type RetryInfo } from '../../http/client.js';
 import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
 import { DEFAULT_MODEL } from '../../protocol/constants.js';
+import { countChars, LIMITS, splitByChars } from '../../protocol/limits.js';
 import type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportName, TransportSummary } from '../transport.js';
 import { SegmentAudioAssembler, splitChunks, type AudioFile } from './http-audio.js';
 
@@ -48,6 +49,12 @@ export interface HttpTransportOptions {
    * else `pcm`). Default per transport: `wav` for sync and async, `pcm` for compat.
    */
   pcmVia?: 'wav' | 'pcm';
+  /**
+   * Longest text of one HTTP request, in characters (code points); default
+   * 5_000 (spec 8). A longer segment (realtime allows 10,000) is spoken as
+   * several requests, cut at word boundaries, whose audio is joined.
+   */
+  maxRequestChars?: number;
 }
 
 /** A segment's file and what the service said about its cost. */
@@ -62,7 +69,32 @@ interface Entry {
   resolve: (result: SegmentResult) => void;
   reject: (error: VoxpipeError) => void;
   controller: AbortController;
-  fetched: Promise<FetchedSegment> | undefined;
+  /** One file per request the segment needed (one unless it was longer than `maxRequestChars`). */
+  fetched: Promise<FetchedSegment[]> | undefined;
+}
+
+/**
+ * Cut `text` into pieces of at most `maxChars` code points, each ending after
+ * whitespace where there is some in its second half (else a hard cut).
+ * Joining the pieces gives `text` back.
+ */
+export function splitRequestText(text: string, maxChars: number): string[] {
+  const pieces: string[] = [];
+  let rest = text;
+  while (countChars(rest) > maxChars) {
+    const window = splitByChars(rest, maxChars)[0]!;
+    let cut = window.length;
+    for (let i = window.length - 1; i >= window.length / 2; i--) {
+      if (/\s/.test(window[i]!)) {
+        cut = i + 1;
+        break;
+      }
+    }
+    pieces.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  if (rest.length > 0 || pieces.length === 0) pieces.push(rest);
+  return pieces;
 }
 
 export const DEFAULT_HTTP_PCM: PcmInfo = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
@@ -83,6 +115,7 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
   readonly #pcm: PcmInfo;
   readonly #concurrency: number;
   readonly #chunkBytes: number;
+  readonly #maxRequestChars: number;
   readonly #assembler: SegmentAudioAssembler;
   #queue: Entry[] = [];
   #results: SegmentResult[] = [];
@@ -106,6 +139,7 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
     this.#pcm = options.pcm ?? DEFAULT_HTTP_PCM;
     this.#concurrency = Math.max(1, options.concurrency ?? 2);
     this.#chunkBytes = options.chunkBytes ?? 16_384; // 16 KiB
+    this.#maxRequestChars = options.maxRequestChars ?? LIMITS.httpTextMaxChars; // 5,000 characters
     this.#assembler = new SegmentAudioAssembler(this.options.format, { wavHeader: options.wavHeader ?? true, fallbackPcm: this.#pcm });
   }
 
@@ -194,10 +228,20 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
     if (this.#failure || this.#aborted) return;
     for (const entry of this.#queue.slice(0, this.#concurrency)) {
       if (entry.fetched) continue;
-      entry.fetched = this.fetchSegment(entry.segment, entry.controller.signal);
+      entry.fetched = this.#fetchParts(entry.segment, entry.controller.signal);
       // Awaited in order by the pump; a rejection before then must not be unhandled.
       entry.fetched.catch(() => undefined);
     }
+  }
+
+  /** Fetch a segment, as several requests (one after the other) when its text is over the per-request limit. */
+  async #fetchParts(segment: SegmentInput, signal: AbortSignal): Promise<FetchedSegment[]> {
+    const parts = splitRequestText(segment.text, this.#maxRequestChars);
+    if (parts.length === 1) return [await this.fetchSegment(segment, signal)];
+    const files: FetchedSegment[] = [];
+    // Part ids are deterministic, so a replay names the same requests.
+    for (const [i, text] of parts.entries()) files.push(await this.fetchSegment({ segmentId: `${segment.segmentId}~${i}`, text }, signal));
+    return files;
   }
 
   async #pump(): Promise<void> {
@@ -210,22 +254,27 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
         let audioBytes = 0;
         let units: number | undefined;
         try {
-          const fetched = await entry.fetched!;
+          const files = await entry.fetched!;
           if (this.#aborted) break;
-          units = fetched.units;
-          const converted = this.#assembler.convert(fetched);
-          this.#checkAnnouncedLayout(converted.pcm);
-          const frame = this.options.format === 'pcm' || this.options.format === 'wav' ? frameBytes(converted.pcm) : 1;
-          for (const data of splitChunks(converted.data, this.#chunkBytes, frame)) {
-            while (this.#paused && !this.#aborted) await new Promise<void>((resolve) => this.#resumeWaiters.push(resolve));
+          let quotaRemaining: number | undefined;
+          for (const fetched of files) {
+            if (fetched.units !== undefined) units = (units ?? 0) + fetched.units;
+            quotaRemaining = fetched.quotaRemaining ?? quotaRemaining;
+            const converted = this.#assembler.convert(fetched);
+            this.#checkAnnouncedLayout(converted.pcm);
+            const frame = this.options.format === 'pcm' || this.options.format === 'wav' ? frameBytes(converted.pcm) : 1;
+            for (const data of splitChunks(converted.data, this.#chunkBytes, frame)) {
+              while (this.#paused && !this.#aborted) await new Promise<void>((resolve) => this.#resumeWaiters.push(resolve));
+              if (this.#aborted) break;
+              this.emit('audio', { data, segmentId: entry.segment.segmentId, sequence: ++this.#sequence, format: this.options.format, ...converted.pcm });
+              audioBytes += data.length;
+            }
             if (this.#aborted) break;
-            this.emit('audio', { data, segmentId: entry.segment.segmentId, sequence: ++this.#sequence, format: this.options.format, ...converted.pcm });
-            audioBytes += data.length;
           }
           if (this.#aborted) break;
-          if (fetched.quotaRemaining !== undefined) {
+          if (quotaRemaining !== undefined) {
             const sessionUnits = this.#results.reduce((n, r) => n + r.units, 0) + (units ?? 0);
-            this.emit('usage', { segmentId: entry.segment.segmentId, segmentUnits: units ?? 0, sessionUnits, quotaRemaining: fetched.quotaRemaining, audioBytes });
+            this.emit('usage', { segmentId: entry.segment.segmentId, segmentUnits: units ?? 0, sessionUnits, quotaRemaining, audioBytes });
           }
         } catch (err) {
           if (this.#aborted) break;

@@ -3,7 +3,7 @@ import { AbortError, VoxpipeError } from '../../../src/errors.js';
 import { HttpClient } from '../../../src/http/client.js';
 import type { AudioChunk } from '../../../src/protocol/audio.js';
 import { buildWavHeader } from '../../../src/sinks/wav-header.js';
-import { HttpSegmentTransport, type FetchedSegment, type HttpTransportOptions } from '../../../src/stream/transports/http-base.js';
+import { HttpSegmentTransport, splitRequestText, type FetchedSegment, type HttpTransportOptions } from '../../../src/stream/transports/http-base.js';
 import type { SegmentInput, SegmentResult, TransportName } from '../../../src/stream/transport.js';
 
 const PCM = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
@@ -161,5 +161,43 @@ describe('HttpSegmentTransport', () => {
     t.fetches.get('s1')!.resolve(wav([1, 2, 3, 4]));
     await s;
     expect(usage).toEqual([{ segmentId: 's1', segmentUnits: 4, sessionUnits: 4, quotaRemaining: 96, audioBytes: 4 }]);
+  });
+});
+
+describe('splitRequestText', () => {
+  it('keeps short text whole and cuts long text after whitespace, losing nothing', () => {
+    expect(splitRequestText('short', 10)).toEqual(['short']);
+    expect(splitRequestText('', 10)).toEqual(['']);
+    const parts = splitRequestText('alpha beta gamma delta', 12);
+    expect(parts).toEqual(['alpha beta ', 'gamma delta']);
+    const hard = splitRequestText('abcdefghijklmnop', 5);
+    expect(hard).toEqual(['abcde', 'fghij', 'klmno', 'p']);
+  });
+  it('counts code points and never splits a surrogate pair', () => {
+    const text = '😀😀😀😀😀';
+    const parts = splitRequestText(text, 2);
+    expect(parts).toEqual(['😀😀', '😀😀', '😀']);
+    expect(parts.join('')).toBe(text);
+  });
+});
+
+describe('HttpSegmentTransport over the per-request limit', () => {
+  it('speaks a long segment as several requests with deterministic part ids and joins their audio', async () => {
+    const t = new ManualTransport(options({ maxRequestChars: 6 }));
+    const out = collect(t);
+    await t.open();
+    const sent = t.send({ segmentId: 's1', text: 'one two three' });
+    await tick();
+    expect(t.started).toEqual(['s1~0']);
+    t.fetches.get('s1~0')!.resolve(wav([1, 2]));
+    await tick();
+    t.fetches.get('s1~1')!.resolve(wav([3, 4]));
+    await tick();
+    t.fetches.get('s1~2')!.resolve(wav([5, 6]));
+    const result = await sent;
+    expect(t.started).toEqual(['s1~0', 's1~1', 's1~2']);
+    expect(result).toMatchObject({ segmentId: 's1', units: 6, audioBytes: 6 });
+    expect(Buffer.concat(out.chunks.map((c) => c.data))).toEqual(Buffer.from([1, 2, 3, 4, 5, 6]));
+    expect(out.chunks.every((c) => c.segmentId === 's1')).toBe(true);
   });
 });

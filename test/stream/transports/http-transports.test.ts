@@ -9,6 +9,7 @@ import { AsyncTransport } from '../../../src/stream/transports/async.js';
 import { CompatTransport } from '../../../src/stream/transports/compat.js';
 import type { HttpTransportOptions } from '../../../src/stream/transports/http-base.js';
 import { segmentRequestId, SyncTransport } from '../../../src/stream/transports/sync.js';
+import { createHttpTransport, HTTP_TRANSPORTS, splitRequestText } from '../../../src/stream/transports/http-transports.js';
 import type { SegmentResult, SegmentTransport } from '../../../src/stream/transport.js';
 
 let server: ReferenceServer;
@@ -115,6 +116,25 @@ describe('sync transport', () => {
     for (const e of errors) expect(e).toBeInstanceOf(BadRequestError);
     expect(t.pending().map((s) => s.segmentId)).toEqual(SEGMENTS.map((s) => s.segmentId));
     await expect(t.end()).rejects.toBeInstanceOf(BadRequestError);
+  });
+});
+
+describe('segments over the per-request limit', () => {
+  it('are spoken as several requests whose audio is joined in order', async () => {
+    const text = 'A segment longer than one request may carry, so it goes out in parts.';
+    const t = new SyncTransport({ client, voiceId, format: 'pcm', maxRequestChars: 30 });
+    const { chunks, completed } = await speak(t, [{ segmentId: 'long', text }]);
+    const parts = splitRequestText(text, 30);
+    expect(parts.length).toBeGreaterThan(1);
+    const expected = Buffer.concat(await Promise.all(parts.map((p) => referencePcm(p))));
+    expect(Buffer.concat(chunks.map((c) => c.data)).equals(expected)).toBe(true);
+    expect(completed).toHaveLength(1);
+  });
+});
+
+describe('createHttpTransport', () => {
+  it('builds each HTTP transport by name', () => {
+    for (const name of HTTP_TRANSPORTS) expect(createHttpTransport(name, { client, voiceId }).name).toBe(name);
   });
 });
 

@@ -1,0 +1,31 @@
+/**
+ * One entry point for the HTTP transports, so `auto` failover and the CLI's
+ * `--transport` build any of them by name.
+ */
+import { TransportName } from '../transport.js';
+import { AsyncTransport, type AsyncTransportOptions } from './async.js';
+import { CompatTransport } from './compat.js';
+import type { HttpSegmentTransport } from './http-base.js';
+import { SyncTransport } from './sync.js';
+
+export type HttpTransportName = Exclude<TransportName, 'realtime'>;
+
+export const HTTP_TRANSPORTS: readonly HttpTransportName[] = [TransportName.sync, TransportName.async, TransportName.compat];
+
+/** Build the HTTP transport `name` (`family` and `poll` only matter to `async`). */
+export function createHttpTransport(name: HttpTransportName, options: AsyncTransportOptions): HttpSegmentTransport {
+  switch (name) {
+    case TransportName.sync:
+      return new SyncTransport(options);
+    case TransportName.async:
+      return new AsyncTransport(options);
+    case TransportName.compat:
+      return new CompatTransport(options);
+  }
+}
+
+export { SyncTransport, segmentRequestId } from './sync.js';
+export { AsyncTransport, type AsyncTransportOptions } from './async.js';
+export { CompatTransport } from './compat.js';
+export { HttpSegmentTransport, DEFAULT_HTTP_PCM, splitRequestText, type HttpTransportOptions, type FetchedSegment } from './http-base.js';
+export { SegmentAudioAssembler, HttpAudioErrorCode } from './http-audio.js';
