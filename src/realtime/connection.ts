@@ -181,12 +181,14 @@ class Connection implements RealtimeConnection {
     if (this.#closed) return;
     const sentAt = performance.now();
     this.send({ event: 'ping', event_id: `${this.#pingPrefix}-${++this.#pings}`, timestamp: Date.now() });
-    clearTimeout(this.#pongTimer);
+    // One liveness check at a time: a later ping must not push the deadline of an earlier one.
+    if (this.#pongTimer !== undefined) return;
     this.#pongTimer = setTimeout(() => this.#checkPong(sentAt), this.#pongTimeoutMs);
     this.#pongTimer.unref();
   }
 
   #checkPong(sentAt: number): void {
+    this.#pongTimer = undefined;
     if (this.#closed || this.#lastReceivedAt >= sentAt) return;
     // A paused reader receives nothing by design; look again later.
     if (this.paused) {
