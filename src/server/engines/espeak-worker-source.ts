@@ -5,7 +5,7 @@
  * separate .js file. It is plain CommonJS JavaScript.
  *
  * Protocol (all messages are plain objects with a `type`):
- * - workerData: `{ moduleUrl, cancel }`; `cancel` is a SharedArrayBuffer
+ * - workerData: `{ moduleUrl, cancel, warmUpRounds }`; `cancel` is a SharedArrayBuffer
  *   holding one Int32 request id: the synthesizer runs synchronously, so the
  *   worker cannot receive a message mid-synthesis, but its callback can read
  *   shared memory and stop eSpeak.
@@ -22,6 +22,7 @@ let synth;
 let currentVoice;
 let languageVoices;
 const resolvedVoices = new Map();
+const WARM_UP_TEXT = 'The quick brown fox, 42 years old, jumps over the lazy dog! Does it? Yes: it runs away.';
 
 function voiceForLanguage(tag) {
   if (!languageVoices) {
@@ -112,6 +113,11 @@ parentPort.on('message', (request) => {
   const module = await import(workerData.moduleUrl);
   const instance = await module.default();
   synth = new instance.eSpeakNGWorker();
+  // V8 compiles WebAssembly lazily and optimizes hot code later: the first
+  // syntheses run up to 50x slower. Pay that here, before taking requests.
+  if (setVoice('en-us')) {
+    for (let i = 0; i < workerData.warmUpRounds; i++) synth.synthesize(WARM_UP_TEXT, () => 0);
+  }
   parentPort.postMessage({ type: 'ready', sampleRate: synth.get_samplerate() });
 })().catch((error) => {
   parentPort.postMessage({ type: 'load-failed', message: String(error && error.message || error) });

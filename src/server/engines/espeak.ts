@@ -92,6 +92,11 @@ interface Slot {
 export interface EspeakEngineOptions {
   /** Worker threads synthesizing in parallel; default 1 (eSpeak runs ~100x real time). */
   workers?: number;
+  /**
+   * Throwaway syntheses of a sentence each worker runs before it takes
+   * requests, so V8 has compiled and optimized eSpeak's code; default 3.
+   */
+  warmUpRounds?: number;
 }
 
 /** eSpeak NG in a pool of worker threads (22.05 kHz mono s16le). */
@@ -99,6 +104,7 @@ export class EspeakEngine implements SpeechEngine {
   readonly name = EngineName.espeak;
   readonly sampleRate = ESPEAK_SAMPLE_RATE;
   readonly #size: number;
+  readonly #warmUpRounds: number;
   readonly #slots = new Set<Slot>();
   readonly #pending: Job[] = [];
   #nextId = 1;
@@ -107,6 +113,7 @@ export class EspeakEngine implements SpeechEngine {
 
   constructor(options: EspeakEngineOptions = {}) {
     this.#size = Math.max(1, Math.floor(options.workers ?? 1));
+    this.#warmUpRounds = Math.max(0, Math.floor(options.warmUpRounds ?? 3));
   }
 
   async *synthesize(text: string, options: SynthesisOptions): AsyncGenerator<Buffer> {
@@ -210,7 +217,7 @@ export class EspeakEngine implements SpeechEngine {
     const cancel = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
     const worker = new Worker(ESPEAK_WORKER_SOURCE, {
       eval: true,
-      workerData: { moduleUrl: pathToFileURL(moduleFile).href, cancel },
+      workerData: { moduleUrl: pathToFileURL(moduleFile).href, cancel, warmUpRounds: this.#warmUpRounds },
       name: 'voxpipe-espeak',
     });
     let markReady!: () => void;
