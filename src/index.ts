@@ -1,0 +1,41 @@
+/**
+ * voxpipe: text streams in, live speech out.
+ *
+ * The main path: `openService()` (configured service or the embedded
+ * reference server), `createSpeechStream(config, options)` (a Duplex: text
+ * in, audio out), then pipe into a sink from `sinks`. Subsystems are also
+ * exported as namespaces: `realtime`, `http`, `sinks`, `protocol`.
+ */
+export { createSpeechStream, createTransport, defaultVoice, TRANSPORT_CHOICES } from './speech.js';
+export type { SpeechOptions, TransportChoice } from './speech.js';
+export { SpeechStream, shouldFailover } from './stream/speech-stream.js';
+export type {
+  InterruptReport,
+  SegmentWaterfall,
+  SpeechStreamEventMap,
+  SpeechStreamOptions,
+  SpeechStreamSummary,
+  StreamWaterfall,
+} from './stream/speech-stream.js';
+export { TransportName } from './stream/transport.js';
+export type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportSummary, UsageInfo } from './stream/transport.js';
+export { TokenSegmenter } from './stream/token-segmenter.js';
+export type { TokenSegmenterOptions } from './stream/token-segmenter.js';
+export { SyncTransport } from './stream/transports/sync.js';
+export { AsyncTransport } from './stream/transports/async.js';
+export { CompatTransport } from './stream/transports/compat.js';
+export { ReliableSession, SimpleSession } from './realtime/index.js';
+export type { ReliableSessionOptions, SimpleSessionOptions } from './realtime/index.js';
+export { createClient } from './http/index.js';
+export type { ClientOptions, VoxpipeClient } from './http/index.js';
+export { openService } from './service.js';
+export type { OpenServiceOptions, Service } from './service.js';
+export { configFromEnv, deriveUrls } from './config.js';
+export type { ServiceConfig } from './config.js';
+export * from './errors.js';
+export type { AudioChunk, AudioFormat, PcmInfo } from './protocol/audio.js';
+
+export * as realtime from './realtime/index.js';
+export * as http from './http/index.js';
+export * as sinks from './sinks/index.js';
+export * as protocol from './protocol/index.js';

@@ -1,0 +1,45 @@
+/**
+ * The service to talk to: the configured one (VOXPIPE_BASE_URL and
+ * VOXPIPE_API_KEY), or, with none configured, the reference server started
+ * in-process on a free loopback port (the embedded default). The CLI and the
+ * examples start this way, so they run with no configuration.
+ */
+import { configFromEnv, type ServiceConfig } from './config.js';
+import { DEV_API_KEY, startServer, type ReferenceServer } from './server/index.js';
+
+export interface Service {
+  config: ServiceConfig;
+  /** The in-process reference server, when none was configured. */
+  embedded: ReferenceServer | undefined;
+  close(): Promise<void>;
+}
+
+export interface OpenServiceOptions {
+  /** Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Engine of the embedded server; default `auto` (espeak when installed, else tone). */
+  engine?: 'espeak' | 'tone' | 'auto';
+  /** Told about the embedded server's choices (e.g. falling back to tone); default silent. */
+  onNote?: (text: string) => void;
+}
+
+export async function openService(options: OpenServiceOptions = {}): Promise<Service> {
+  const env = options.env ?? process.env;
+  const config = configFromEnv(env);
+  if (config) return { config, embedded: undefined, close: async () => undefined };
+  const apiKey = env['VOXPIPE_API_KEY'] || DEV_API_KEY;
+  const server = await startServer({
+    engine: options.engine ?? 'auto',
+    accounts: [{ apiKey, userId: 'local-dev' }],
+    // The embedded server serves only this process: local files and loopback URLs are fine as inputs.
+    allowPrivateUrls: true,
+  });
+  if (server.ctx.engine.name === 'tone') {
+    options.onNote?.('no service configured and espeak is not installed: the embedded server speaks with the tone engine (npm install @echogarden/espeak-ng-emscripten for real speech)');
+  }
+  return {
+    config: { apiKey, baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl },
+    embedded: server,
+    close: () => server.close(),
+  };
+}
