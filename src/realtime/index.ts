@@ -30,3 +30,5 @@ export type { HttpReadOptions } from './status-client.js';
 export type { RealtimeSegmentResult, SegmentWaterfall, SessionTimings } from './waterfall.js';
 export { createBrowserTicket } from './browser-ticket.js';
 export type { BrowserTicket, BrowserTicketOptions } from './browser-ticket.js';
+export { createRealtimeTransport } from './transport.js';
+export type { RealtimeTransportOptions } from './transport.js';

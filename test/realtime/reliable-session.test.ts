@@ -277,6 +277,55 @@ describe('resume with fault injection', () => {
   });
 });
 
+describe('formats and backpressure', () => {
+  const WAV = { ...REQUEST, format: 'wav' } as const;
+
+  it.each([
+    { where: 'in the first segment (its header is sent again)', afterAudioFrames: 3 },
+    { where: 'in a later segment', afterAudioFrames: 40 },
+  ])('wav: a cut $where still gives one valid stream, identical to the fault-free one', async ({ afterAudioFrames }) => {
+    const expected = (await run(session(server, { request: WAV }))).audio;
+    expect(expected.subarray(0, 4).toString('ascii')).toBe('RIFF');
+    const s = session(server, { request: WAV });
+    server.faults.set({ realtimeClose: { afterAudioFrames, code: 1012 } });
+    const r = await run(s);
+    expect(r.summary.resumed).toBeGreaterThan(0);
+    expect(s.partialPolicy).toBe('continue');
+    expect(r.audio.equals(expected)).toBe(true);
+  });
+
+  it('mp3: restart by default, announced by a discontinuity', async () => {
+    const s = session(server, { request: { ...REQUEST, format: 'mp3' } });
+    server.faults.set({ realtimeClose: { afterAudioFrames: 20, code: 1012 } });
+    const r = await run(s);
+    expect(s.partialPolicy).toBe('restart');
+    expect(r.summary.resumed).toBeGreaterThan(0);
+    expect(r.events.discontinuity).toBe(1);
+  });
+
+  it('pause() stops the audio until resume(); nothing is lost', async () => {
+    const s = session(server);
+    let paused = false;
+    let duringPause = 0;
+    s.on('audio', () => {
+      if (paused) duringPause++;
+    });
+    s.once('audio', () => {
+      s.pause();
+      paused = true;
+      // Frames already decoded in this turn may still arrive; count only after it.
+      setImmediate(() => (duringPause = 0));
+      setTimeout(() => {
+        paused = false;
+        s.resume();
+      }, 150);
+    });
+    const r = await run(s);
+    expect(duringPause).toBe(0);
+    expect(r.audio.equals(reference)).toBe(true);
+  });
+});
+
 describe('errors that are not retried', () => {
   async function expectNoRetry(s: ReliableSession, promise: Promise<unknown>) {
     const retries: unknown[] = [];
