@@ -1,0 +1,70 @@
+/**
+ * `auto` failover over real sockets: realtime fails mid-stream with no
+ * retryable path; the segments not yet completed continue over sync HTTP, in
+ * order, with no missing and no repeated audio.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSpeechStream } from '../../src/speech.js';
+import { startServer, type ReferenceServer } from '../../src/server/index.js';
+import type { ServiceConfig } from '../../src/config.js';
+
+const TEXT = 'The first sentence is short. The second one is a little longer than that. A third follows. And a fourth sentence ends it.';
+let server: ReferenceServer;
+let config: ServiceConfig;
+
+beforeAll(async () => {
+  server = await startServer({ engine: 'tone' });
+  config = { apiKey: 'sk-local-dev', baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl };
+});
+afterAll(() => server.close());
+
+async function speak(transport: 'auto' | 'realtime' | 'sync') {
+  // Small segments so the text spans several.
+  const speech = await createSpeechStream(config, { format: 'pcm', transport, segmenter: { targetChars: 20, firstMinChars: 12 } });
+  const failovers: string[] = [];
+  speech.on('failover', (f) => failovers.push(`${f.from}->${f.to}:${f.error.code}`));
+  speech.end(TEXT);
+  const chunks: Buffer[] = [];
+  for await (const c of speech) chunks.push(c as Buffer);
+  return { audio: Buffer.concat(chunks), summary: speech.summary(), failovers };
+}
+
+describe('auto failover', () => {
+  it('realtime and sync produce the same audio for the same segments (tone, pcm)', async () => {
+    const a = await speak('realtime');
+    const b = await speak('sync');
+    expect(a.audio.length).toBeGreaterThan(0);
+    expect(b.audio.equals(a.audio)).toBe(true);
+  });
+
+  it('continues over sync when realtime fails mid-segment with no retryable path', async () => {
+    const reference = await speak('realtime');
+    server.faults.set({ realtimeError: { afterAudioFrames: 3, code: 'provider_unavailable', retryable: false } });
+    const run = await speak('auto');
+    server.faults.clear();
+    expect(run.failovers).toEqual(['realtime->sync:provider_unavailable']);
+    // Nothing missing, nothing repeated: byte for byte the fault-free audio.
+    expect(run.audio.length).toBe(reference.audio.length);
+    expect(run.audio.equals(reference.audio)).toBe(true);
+    const served = run.summary.segments.map((s) => s.transport);
+    expect(served).toContain('sync');
+    expect(served[served.length - 1]).toBe('sync');
+    // Segments in order, each once.
+    const ids = run.summary.segments.map((s) => s.segmentId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual([...ids].sort((x, y) => Number(x.split('-').pop()) - Number(y.split('-').pop())));
+  });
+
+  it('starts over sync when the realtime service cannot be reached at all', async () => {
+    const broken = { ...config, wsUrl: 'ws://127.0.0.1:9' };
+    const speech = await createSpeechStream(broken, { format: 'pcm', transport: 'auto', voiceId: '6f1c2a9e-3b1d-4c5e-9a7f-0d2b8e4c1a01' });
+    const failovers: string[] = [];
+    speech.on('failover', (f) => failovers.push(`${f.from}->${f.to}`));
+    speech.end('Realtime is down today.');
+    let bytes = 0;
+    for await (const c of speech) bytes += (c as Buffer).length;
+    expect(failovers).toEqual(['realtime->sync']);
+    expect(bytes).toBeGreaterThan(0);
+    expect(speech.summary().segments.every((s) => s.transport === 'sync')).toBe(true);
+  });
+});
