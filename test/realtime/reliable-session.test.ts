@@ -91,6 +91,7 @@ async function expectResumedCleanly(r: RunResult, expected: Buffer, segments: Se
   expect(r.summary.retries).toBeGreaterThan(0);
   expect(r.summary.resumed).toBeGreaterThan(0);
   expect(r.events.retry).toBe(r.summary.retries);
+  expect(r.events.warnings).toEqual([]);
   expect(r.summary.segments.map((s) => s.segmentId)).toEqual(segments.map((s) => s.segmentId));
   const charges = chargesOf(r.summary.requestId);
   expect(charges.map((c) => c.refId.split(':').at(-1)).sort()).toEqual(segments.map((s) => s.segmentId).sort());
