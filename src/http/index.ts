@@ -118,6 +118,6 @@ export type { Voice, CloneVoiceParams, ClonedVoice } from './resources/voices.js
 export { VoiceDesigns } from './resources/voice-design.js';
 export type { DesignParams, VoiceDesign, DesignCandidate, SaveDesignParams, SavedVoice } from './resources/voice-design.js';
 export { Profiles } from './resources/profile.js';
-export type { Profile } from './resources/profile.js';
+export type { Profile, ProfileUpdate } from './resources/profile.js';
 export { Usage } from './resources/usage.js';
 export type { UsageSummary } from './resources/usage.js';

@@ -13,6 +13,8 @@ export interface Profile {
   credits: number | undefined;
   apiQuotaRemaining: number | undefined;
   webhookUrl: string | undefined;
+  /** Webhook signing secret, where the service shows it (e.g. in the response of an update that sets a URL). */
+  webhookSecret: string | undefined;
   /** All fields as received (unknown ones included). */
   raw: JsonObject;
 }
@@ -26,8 +28,16 @@ export function normalizeProfile(body: unknown): Profile {
     credits: num(obj, 'credits'),
     apiQuotaRemaining: num(obj, 'api_quota_remaining', 'apiQuotaRemaining'),
     webhookUrl: str(obj, 'webhookUrl', 'webhook_url'),
+    webhookSecret: str(obj, 'webhookSecret', 'webhook_secret'),
     raw: outer,
   };
+}
+
+export interface ProfileUpdate {
+  webhookUrl: string | null;
+  /** Ask for a new webhook signing secret, where the service supports it. */
+  rotateWebhookSecret?: boolean;
+  signal?: AbortSignal | undefined;
 }
 
 export class Profiles {
@@ -37,9 +47,13 @@ export class Profiles {
     return normalizeProfile((await this.client.json({ path: PROFILE_PATH, signal: options.signal })).data);
   }
 
-  /** Set the webhook URL. Setting a value twice is harmless, so a lost response may be resent. */
-  async update(params: { webhookUrl: string; signal?: AbortSignal | undefined }): Promise<Profile> {
-    const res = await this.client.json({ method: 'POST', path: PROFILE_PATH, body: { webhookUrl: params.webhookUrl }, idempotent: true, signal: params.signal });
+  /**
+   * Set (or with `null` remove) the webhook URL. Setting a value twice is
+   * harmless, so a lost response may be resent; with `rotateWebhookSecret`
+   * a resend rotates again, and the secret in the final response is the valid one.
+   */
+  async update({ signal, ...body }: ProfileUpdate): Promise<Profile> {
+    const res = await this.client.json({ method: 'POST', path: PROFILE_PATH, body, idempotent: true, signal });
     return normalizeProfile(res.data);
   }
 }

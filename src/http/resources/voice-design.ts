@@ -34,6 +34,8 @@ export interface VoiceDesign {
   candidates: DesignCandidate[];
   /** Billing details as given (fields not specified). */
   billing: JsonObject | undefined;
+  /** When the preview session expires (ISO 8601), where the service says. */
+  expiresAt: string | undefined;
   /** The key sent: reuse it to replay this exact request. */
   idempotencyKey: string;
   raw: JsonObject;
@@ -42,6 +44,7 @@ export interface VoiceDesign {
 export interface SaveDesignParams {
   candidateId: string;
   name: string;
+  description?: string;
   /** Default `private`. */
   visibility?: string;
   /** Default a new UUID. */
@@ -73,12 +76,15 @@ export class VoiceDesigns {
       return candidateId ? [{ candidateId, previewAudioUrl: str(raw, 'previewAudioUrl'), raw }] : [];
     });
     const billing = obj['billing'] ?? obj['billingDetails'];
-    return { designId, candidates, billing: isObject(billing) ? billing : undefined, idempotencyKey, raw: asObject(res.data) };
+    return { designId, candidates, billing: isObject(billing) ? billing : undefined, expiresAt: str(obj, 'expiresAt'), idempotencyKey, raw: asObject(res.data) };
   }
 
-  /** A candidate's preview audio (`audio/wav` or `audio/mpeg`), fetched with the key. */
-  async preview(designId: string, candidateId: string, options: { signal?: AbortSignal | undefined } = {}): Promise<DownloadedFile> {
-    const res = await this.client.binary({ path: `${VOICE_DESIGNS_PATH}/${encodeURIComponent(designId)}/candidates/${encodeURIComponent(candidateId)}/audio`, signal: options.signal });
+  /**
+   * A candidate's preview audio (`audio/wav` or `audio/mpeg`), fetched with the key.
+   * @param options.format container asked for where the service offers a choice (`wav`, `mp3`); default the service's
+   */
+  async preview(designId: string, candidateId: string, options: { format?: string; signal?: AbortSignal | undefined } = {}): Promise<DownloadedFile> {
+    const res = await this.client.binary({ path: `${VOICE_DESIGNS_PATH}/${encodeURIComponent(designId)}/candidates/${encodeURIComponent(candidateId)}/audio`, query: { format: options.format }, signal: options.signal });
     return { data: res.data, contentType: res.contentType, url: res.url, requestId: res.requestId, headers: res.headers };
   }
 
