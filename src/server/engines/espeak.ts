@@ -93,8 +93,10 @@ export interface EspeakEngineOptions {
   /** Worker threads synthesizing in parallel; default 1 (eSpeak runs ~100x real time). */
   workers?: number;
   /**
-   * Throwaway syntheses of a sentence each worker runs before it takes
-   * requests, so V8 has compiled and optimized eSpeak's code; default 3.
+   * Throwaway syntheses of a sentence each worker started by `warmUp()` runs
+   * before it takes requests, so V8 has compiled and optimized eSpeak's code
+   * (the first syntheses are up to 50x slower); default 3. Workers started by
+   * a waiting request skip it.
    */
   warmUpRounds?: number;
 }
@@ -154,7 +156,7 @@ export class EspeakEngine implements SpeechEngine {
     if (this.#closed) throw new EngineError(EngineErrorCode.closed, 'espeak engine is closed');
     this.#warming++;
     try {
-      while (this.#slots.size < this.#size) this.#spawn();
+      while (this.#slots.size < this.#size) this.#spawn(this.#warmUpRounds);
       this.#updateRefs();
       await Promise.all([...this.#slots].map((slot) => slot.ready));
     } finally {
@@ -205,11 +207,12 @@ export class EspeakEngine implements SpeechEngine {
     }
     const starting = [...this.#slots].filter((slot) => slot.state === SlotState.starting).length;
     // Start workers only for work no running one will take.
-    for (let i = starting; i < this.#pending.length && this.#slots.size < this.#size; i++) this.#spawn();
+    // A request is waiting: serve it at once rather than warm the JIT first.
+    for (let i = starting; i < this.#pending.length && this.#slots.size < this.#size; i++) this.#spawn(0);
     this.#updateRefs();
   }
 
-  #spawn(): Slot {
+  #spawn(warmUpRounds: number): Slot {
     const moduleFile = locateModule();
     if (moduleFile === undefined) {
       throw new EngineError(EngineErrorCode.generationFailed, `${PACKAGE} is not installed`);
@@ -217,7 +220,7 @@ export class EspeakEngine implements SpeechEngine {
     const cancel = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
     const worker = new Worker(ESPEAK_WORKER_SOURCE, {
       eval: true,
-      workerData: { moduleUrl: pathToFileURL(moduleFile).href, cancel, warmUpRounds: this.#warmUpRounds },
+      workerData: { moduleUrl: pathToFileURL(moduleFile).href, cancel, warmUpRounds },
       name: 'voxpipe-espeak',
     });
     let markReady!: () => void;
