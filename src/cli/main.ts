@@ -5,6 +5,7 @@
 import { VoxpipeError } from '../errors.js';
 import { UsageError } from './args.js';
 import { errorLine, ExitCode, processIo, type Io } from './io.js';
+import { jobs, JOBS_USAGE } from './jobs.js';
 import { say, SAY_USAGE, speak, SPEAK_USAGE } from './say.js';
 import { serve, SERVE_USAGE } from './serve.js';
 
@@ -14,6 +15,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   say: { run: say, usage: SAY_USAGE },
   speak: { run: speak, usage: SPEAK_USAGE },
   serve: { run: serve, usage: SERVE_USAGE },
+  jobs: { run: jobs, usage: JOBS_USAGE },
 };
 
 function usage(): string {
