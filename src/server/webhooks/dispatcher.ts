@@ -1,0 +1,280 @@
+/**
+ * Task-completion webhooks (decided here; the spec names only the profile's
+ * `webhookUrl`, section 6).
+ *
+ * - When any task of any family reaches a terminal state, one event is sent
+ *   to the owner's `webhookUrl` (as set at that moment):
+ *   `{ id, type, createdAt, data: { taskId, taskType, status, ... } }` with
+ *   `type` one of WebhookEventType.
+ * - Signed as `verify.ts` describes, with the account's `webhookSecret`.
+ * - A non-2xx answer (a redirect included: redirects are not followed), a
+ *   network error or a timeout is retried with exponential backoff, at most
+ *   `maxAttempts` times; the event id and body stay the same on every
+ *   attempt, the signature is fresh.
+ * - Exactly one event per task and terminal state: deliveries are keyed by
+ *   task type, id and state, and a second report of the same state sends
+ *   nothing. Once a receiver accepts an event (2xx), it is never sent again.
+ * - A URL that breaks the public-URL rule (unless the server allows private
+ *   URLs) fails the delivery without any attempt.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ServerContext } from '../context.js';
+import type { Collection } from '../store/types.js';
+import type { Task } from '../rest/common/task-runner.js';
+import { checkPublicUrl, PublicUrlError } from './public-url.js';
+import { signWebhook, WEBHOOK_ATTEMPT_HEADER, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_SIGNATURE_HEADER } from './verify.js';
+
+/** Event types, by the task's terminal state. */
+export const WebhookEventType = {
+  succeeded: 'task.succeeded',
+  /** Part of the work failed; a usable result exists (envelope TTS `partial_fail`). */
+  partial: 'task.partially_failed',
+  failed: 'task.failed',
+} as const;
+export type WebhookEventType = (typeof WebhookEventType)[keyof typeof WebhookEventType];
+
+/** States of one delivery. */
+export const DeliveryState = {
+  pending: 'pending',
+  delivered: 'delivered',
+  /** Every attempt failed, or the URL was refused. */
+  failed: 'failed',
+} as const;
+export type DeliveryState = (typeof DeliveryState)[keyof typeof DeliveryState];
+
+/** The JSON body of a webhook request. */
+export interface WebhookEvent {
+  id: string;
+  type: WebhookEventType;
+  /** ISO 8601: when the task became terminal. */
+  createdAt: string;
+  data: {
+    taskId: string;
+    taskType: string;
+    /** `succeeded`, `partial` or `failed` (the task runner's state). */
+    status: string;
+    errorCode: string | null;
+    errorMessage: string | null;
+    creditsCharged: number;
+    refunded: boolean;
+    requestId: string;
+    createdAt: string;
+    completedAt: string | null;
+  };
+}
+
+/** One event's delivery record (store collection `webhook-deliveries`). */
+export interface WebhookDelivery {
+  /** `<taskType>:<taskId>:<state>`: the dedupe key. */
+  key: string;
+  eventId: string;
+  userId: string;
+  url: string;
+  type: WebhookEventType;
+  body: string;
+  state: DeliveryState;
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+}
+
+export interface WebhookOptions {
+  /** Attempts per event, the first included; default 6. */
+  maxAttempts?: number;
+  /** Delay before the first retry, doubled for each next one; default 1_000 ms. */
+  initialDelayMs?: number;
+  /** Cap of the retry delay; default 60_000 ms. */
+  maxDelayMs?: number;
+  /** Timeout of one attempt (connect to response headers); default 10_000 ms. */
+  timeoutMs?: number;
+}
+
+/** Store collection of delivery records. */
+export const WEBHOOK_DELIVERIES_COLLECTION = 'webhook-deliveries';
+
+const STATE_EVENT: Record<string, WebhookEventType> = {
+  succeeded: WebhookEventType.succeeded,
+  partial: WebhookEventType.partial,
+  failed: WebhookEventType.failed,
+};
+
+/** Options from the environment (VOXPIPE_WEBHOOK_MAX_ATTEMPTS, VOXPIPE_WEBHOOK_RETRY_DELAY_MS, VOXPIPE_WEBHOOK_TIMEOUT_MS). */
+export function webhookOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookOptions {
+  const num = (name: string): number | undefined => {
+    const v = Number(env[name]);
+    return env[name] !== undefined && Number.isFinite(v) && v >= 0 ? v : undefined;
+  };
+  const out: WebhookOptions = {};
+  const attempts = num('VOXPIPE_WEBHOOK_MAX_ATTEMPTS');
+  const delay = num('VOXPIPE_WEBHOOK_RETRY_DELAY_MS');
+  const timeout = num('VOXPIPE_WEBHOOK_TIMEOUT_MS');
+  if (attempts !== undefined) out.maxAttempts = Math.max(1, Math.floor(attempts));
+  if (delay !== undefined) out.initialDelayMs = delay;
+  if (timeout !== undefined) out.timeoutMs = timeout;
+  return out;
+}
+
+/** Delay before retry number `retry` (1 for the first retry). */
+export function retryDelayMs(retry: number, initialDelayMs: number, maxDelayMs: number): number {
+  return Math.min(maxDelayMs, initialDelayMs * 2 ** (retry - 1));
+}
+
+const dispatchers = new WeakMap<ServerContext, WebhookDispatcher>();
+
+/** The webhook dispatcher of a server (tests tune its options through it). */
+export function webhookDispatcherOf(ctx: ServerContext): WebhookDispatcher | undefined {
+  return dispatchers.get(ctx);
+}
+
+export class WebhookDispatcher {
+  readonly options: Required<WebhookOptions>;
+  readonly #ctx: ServerContext;
+  readonly #deliveries: Collection<WebhookDelivery>;
+  readonly #abort = new AbortController();
+  readonly #running = new Set<Promise<void>>();
+
+  constructor(ctx: ServerContext, options: WebhookOptions = {}) {
+    this.#ctx = ctx;
+    this.#deliveries = ctx.store.collection<WebhookDelivery>(WEBHOOK_DELIVERIES_COLLECTION);
+    this.options = {
+      maxAttempts: options.maxAttempts ?? 6,
+      initialDelayMs: options.initialDelayMs ?? 1_000, // 1 s, then 2, 4, 8, 16 s
+      maxDelayMs: options.maxDelayMs ?? 60_000, // 1 min
+      timeoutMs: options.timeoutMs ?? 10_000, // 10 s
+    };
+    dispatchers.set(ctx, this);
+  }
+
+  /** Change options at run time (tests shorten the delays). */
+  configure(options: WebhookOptions): void {
+    Object.assign(this.options, Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)));
+  }
+
+  /**
+   * A task became terminal: send its event once to the owner's webhook URL.
+   * Returns the delivery record, or undefined when nothing is sent (no URL,
+   * not a terminal state, or this task and state were already handled).
+   */
+  taskTerminal(task: Readonly<Task>): WebhookDelivery | undefined {
+    const type = STATE_EVENT[task.state];
+    if (!type) return undefined;
+    const key = `${task.type}:${task.taskId}:${task.state}`;
+    if (this.#deliveries.get(key)) return undefined;
+    const account = this.#ctx.store.accounts.get(task.userId);
+    if (!account?.webhookUrl) return undefined;
+    const event: WebhookEvent = {
+      id: this.#ctx.newId('evt'),
+      type,
+      createdAt: task.completedAt ?? this.#ctx.now().toISOString(),
+      data: {
+        taskId: task.taskId,
+        taskType: task.type,
+        status: task.state,
+        errorCode: task.errorCode,
+        errorMessage: task.errorMessage,
+        creditsCharged: task.creditsCharged,
+        refunded: task.refunded,
+        requestId: task.requestId,
+        createdAt: task.createdAt,
+        completedAt: task.completedAt,
+      },
+    };
+    const delivery: WebhookDelivery = {
+      key,
+      eventId: event.id,
+      userId: task.userId,
+      url: account.webhookUrl,
+      type,
+      body: JSON.stringify(event),
+      state: DeliveryState.pending,
+      attempts: 0,
+      lastStatus: null,
+      lastError: null,
+      createdAt: this.#ctx.now().toISOString(),
+      deliveredAt: null,
+    };
+    this.#deliveries.set(key, delivery);
+    const run = this.#deliver(delivery);
+    this.#running.add(run);
+    void run.finally(() => this.#running.delete(run));
+    return delivery;
+  }
+
+  /** Delivery records of an account, newest first. */
+  deliveriesOf(userId: string): WebhookDelivery[] {
+    return [...this.#deliveries.values()].filter((d) => d.userId === userId).reverse();
+  }
+
+  /** Resolves when no delivery is in progress (tests). */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+  }
+
+  /** Stop: pending retries are abandoned (their records stay `pending`). */
+  async close(): Promise<void> {
+    this.#abort.abort();
+    await Promise.allSettled([...this.#running]);
+  }
+
+  async #deliver(d: WebhookDelivery): Promise<void> {
+    const signal = this.#abort.signal;
+    try {
+      await checkPublicUrl(d.url, this.#ctx.allowPrivateUrls, 'webhookUrl');
+    } catch (err) {
+      if (!(err instanceof PublicUrlError)) throw err;
+      this.#update(d, { state: DeliveryState.failed, lastError: err.message });
+      return;
+    }
+    const account = this.#ctx.store.accounts.get(d.userId);
+    if (!account) return;
+    for (let attempt = 1; attempt <= this.options.maxAttempts && !signal.aborted; attempt++) {
+      if (attempt > 1) {
+        try {
+          await sleep(retryDelayMs(attempt - 1, this.options.initialDelayMs, this.options.maxDelayMs), undefined, { signal });
+        } catch {
+          return; // closing
+        }
+      }
+      const outcome = await this.#attempt(d, account.webhookSecret, attempt, signal);
+      this.#update(d, { attempts: attempt, lastStatus: outcome.status, lastError: outcome.error });
+      if (outcome.ok) {
+        this.#update(d, { state: DeliveryState.delivered, deliveredAt: this.#ctx.now().toISOString() });
+        return;
+      }
+    }
+    if (!signal.aborted) this.#update(d, { state: DeliveryState.failed });
+  }
+
+  async #attempt(d: WebhookDelivery, secret: string, attempt: number, closing: AbortSignal): Promise<{ ok: boolean; status: number | null; error: string | null }> {
+    const timestampSec = Math.floor(this.#ctx.now().getTime() / 1000);
+    try {
+      const res = await fetch(d.url, {
+        method: 'POST',
+        body: d.body,
+        redirect: 'manual',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'voxpipe-webhooks/1',
+          [WEBHOOK_SIGNATURE_HEADER]: signWebhook(secret, d.body, timestampSec),
+          [WEBHOOK_EVENT_ID_HEADER]: d.eventId,
+          [WEBHOOK_EVENT_TYPE_HEADER]: d.type,
+          [WEBHOOK_ATTEMPT_HEADER]: String(attempt),
+        },
+        signal: AbortSignal.any([closing, AbortSignal.timeout(this.options.timeoutMs)]),
+      });
+      // The receiver's answer body is not needed; release the connection.
+      await res.body?.cancel().catch(() => undefined);
+      const ok = res.status >= 200 && res.status < 300;
+      return { ok, status: res.status, error: ok ? null : `receiver answered ${res.status}` };
+    } catch (err) {
+      return { ok: false, status: null, error: (err as Error)?.name === 'TimeoutError' ? 'timed out' : `network error: ${(err as Error)?.message ?? String(err)}` };
+    }
+  }
+
+  #update(d: WebhookDelivery, patch: Partial<WebhookDelivery>): void {
+    Object.assign(d, patch);
+    this.#deliveries.set(d.key, d);
+  }
+}
