@@ -34,6 +34,10 @@ export interface SegmentWaterfall {
   textReceivedMs: number;
   /** Handed to the transport. */
   sentMs?: number;
+  /** First `text` frame on the wire (realtime reliable). */
+  wireSentMs?: number;
+  /** `input_ack` of the segment's last `text` frame (realtime reliable). */
+  inputAckMs?: number;
   /** `segment_accepted` (realtime reliable). */
   acceptedMs?: number;
   /** First audio byte of the segment received. */
@@ -354,6 +358,10 @@ export class SpeechStream extends Duplex {
     if (state.completed) return;
     state.completed = true;
     state.waterfall.completedMs = this.#now();
+    // Realtime results carry the wire-level times (performance.now() based).
+    const wire = (result as { waterfall?: { sentMs?: number; inputAckMs?: number } }).waterfall;
+    if (wire?.sentMs !== undefined) state.waterfall.wireSentMs = wire.sentMs - this.#t0;
+    if (wire?.inputAckMs !== undefined) state.waterfall.inputAckMs = wire.inputAckMs - this.#t0;
     const full = { ...result, audioBytes: state.emittedBytes, waterfall: state.waterfall };
     this.#results.push(full);
     this.#pendingChars = Math.max(0, this.#pendingChars - state.text.length);
