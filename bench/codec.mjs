@@ -14,7 +14,17 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Decoder, Encoder, decode as mpDecode, encode as mpEncode } from '@msgpack/msgpack';
-import { Packr, pack as mrPack, unpack as mrUnpack } from 'msgpackr';
+// msgpackr is not a dependency (its native helper's platform packages are not
+// all on the registry this project installs from, which breaks `npm ci`):
+// `npm install --no-save msgpackr` before running this bench to compare it.
+let msgpackr;
+try {
+  msgpackr = await import('msgpackr');
+} catch {
+  console.error('codec bench: msgpackr is not installed (npm install --no-save msgpackr); comparing needs it');
+  process.exit(1);
+}
+const { Packr, pack: mrPack, unpack: mrUnpack } = msgpackr;
 import { LIMITS, decodeServerEvent, encodeFrame, parseServerEvent } from '../dist/protocol/index.js';
 import { inspectShape } from '../dist/protocol/msgpack-shape.js';
 
