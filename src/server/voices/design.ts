@@ -43,8 +43,8 @@ export interface CandidateParameters extends DesignParameters {
 const PITCH_HZ = { male: 115, female: 205, neutral: 160, child: 285 } as const;
 const LOWER = new Set(['deep', 'deeper', 'low', 'lower', 'bass', 'baritone', 'gravelly', 'husky', 'booming', 'resonant', 'dark', 'rich', 'gruff']);
 const HIGHER = new Set(['high', 'higher', 'bright', 'light', 'airy', 'thin', 'squeaky', 'shrill', 'soprano', 'sweet', 'chirpy']);
-const MALE = new Set(['male', 'man', 'men', 'masculine', 'guy', 'gentleman', 'father', 'dad', 'he', 'his', 'him', 'boy']);
-const FEMALE = new Set(['female', 'woman', 'women', 'feminine', 'lady', 'girl', 'mother', 'mom', 'she', 'her']);
+const MALE = new Set(['male', 'man', 'men', 'masculine', 'guy', 'gentleman', 'father', 'dad', 'grandfather', 'grandpa', 'he', 'his', 'him', 'boy']);
+const FEMALE = new Set(['female', 'woman', 'women', 'feminine', 'lady', 'girl', 'mother', 'mom', 'grandmother', 'grandma', 'she', 'her']);
 const CHILD = new Set(['child', 'kid', 'children', 'boy', 'girl', 'toddler', 'childlike']);
 const OLD = new Set(['old', 'elderly', 'senior', 'aged', 'grandfather', 'grandmother', 'grandpa', 'grandma']);
 const FASTER = new Set(['fast', 'faster', 'quick', 'rapid', 'energetic', 'excited', 'brisk', 'lively', 'upbeat', 'hurried', 'enthusiastic', 'peppy']);
