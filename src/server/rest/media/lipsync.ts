@@ -1,0 +1,468 @@
+/**
+ * Lip-sync (spec 2.7, 2.8, 3.4, 4.7, 9) over one task runner, in three route
+ * families (a task created in one is readable in the others):
+ * - media jobs, in the `{ success, message, data }` envelope:
+ *   `POST {base_url}/media/lip-sync/jobs` (`video_url`, `audio_url`; create
+ *   answers `data: { id, status: 'pending' }`), `GET .../jobs?page&limit&status`,
+ *   `GET .../jobs/{jobId}`; states pending, processing, completed, failed;
+ * - tasks: `POST|GET {base_url}/lip-sync/tasks`, `GET .../tasks/{taskId}`,
+ *   `inputMode` `video` (`videoUrl`) or `image` (`imageUrl`, optional
+ *   `referenceImageUrl`), `audioUrl`, `durationSeconds`; result `resultVideoUrl`;
+ * - legacy (hidden): `POST /api/open/lip-sync/create`, `GET /api/open/lip-sync/list`,
+ *   `GET /api/open/lip-sync/query?id=`, in the envelope.
+ *
+ * The inputs are fetched and probed at create, so a URL that is refused or
+ * unreachable answers 400 and media that is reachable but not processable
+ * (a non-audio file as audio, an audio file as video) answers 422 before
+ * anything is charged. API quota per started second of the result is
+ * pre-deducted and refunded if the job fails. Needs ffmpeg and ffprobe
+ * (503 `capability_unavailable` without them).
+ */
+import { z } from 'zod';
+import type { ServerContext } from '../../context.js';
+import { badRequest } from '../../http/errors.js';
+import { defineRoute, type RouteContext, type RouteDef } from '../../http/router.js';
+import { lipSync } from '../../media/lipsync-engine.js';
+import { isStillImage, probeBytes, type MediaProbe } from '../../media/probe.js';
+import { hasFfmpeg, mediaToolsOf } from '../../media/tools.js';
+import type { Account } from '../../store/types.js';
+import { idempotencyKeyOf, type IdempotencyStore } from '../common/idempotency.js';
+import { paginate } from '../common/pagination.js';
+import { TaskFailure, TaskRunner, type Task } from '../common/task-runner.js';
+import { DEFAULT_LIPSYNC_MODEL, findLipSyncModel, LIPSYNC_MODELS, MediaCapability, MediaErrorCode, perSecondQuota, type LipSyncModel } from './catalog.js';
+import { errorResponses, idempotencyHeader } from './docs.js';
+import { checkUrlField, engineFailure, engineFaults, fetchField, fetchForTask, unavailable, unprocessable } from './inputs.js';
+import { mediaFileUrl, type MediaFiles } from './results.js';
+import {
+  flatCreateDoc,
+  flatListQuery,
+  flatPagination,
+  flatPaginationDoc,
+  flatStatus,
+  FlatStatus,
+  mediaJobListQuery,
+  mediaJobPagination,
+  mediaJobPaginationDoc,
+  mediaJobStatus,
+  MediaJobStatus,
+  statesOfFlat,
+  statesOfMediaJob,
+  taskMeta,
+  taskMetaDoc,
+  type FlatListQuery,
+  type MediaJobListQuery,
+} from './views.js';
+
+export const LIPSYNC_PATHS = {
+  jobs: '/api/open/v1/media/lip-sync/jobs',
+  job: '/api/open/v1/media/lip-sync/jobs/{jobId}',
+  tasks: '/api/open/v1/lip-sync/tasks',
+  task: '/api/open/v1/lip-sync/tasks/{taskId}',
+  legacyCreate: '/api/open/lip-sync/create',
+  legacyList: '/api/open/lip-sync/list',
+  legacyQuery: '/api/open/lip-sync/query',
+} as const;
+
+/** Largest input fetched (video, image or audio): 50 MiB. */
+const LIPSYNC_INPUT_MAX_BYTES = 50 * 1024 * 1024;
+
+export const InputMode = { video: 'video', image: 'image' } as const;
+export type InputMode = (typeof InputMode)[keyof typeof InputMode];
+
+export interface LipSyncInput {
+  model: string;
+  inputMode: InputMode;
+  videoUrl: string | null;
+  imageUrl: string | null;
+  /** Checked and kept; the local engine does not use it. */
+  referenceImageUrl: string | null;
+  audioUrl: string;
+  /** Length of the result (the audio's, or the shorter `durationSeconds` asked for). */
+  durationSeconds: number;
+}
+
+export interface LipSyncResult {
+  fileId: string;
+  bytes: number;
+  width: number;
+  height: number;
+}
+
+export type LipSyncTask = Task<LipSyncInput, LipSyncResult>;
+
+/** Inputs fetched and probed at create, handed to the worker so they are not fetched twice. */
+interface Fetched {
+  visual: Buffer;
+  visualProbe: MediaProbe;
+  audio: Buffer;
+}
+
+const url = z.string().min(1).max(4096);
+
+/** `POST /media/lip-sync/jobs` (spec 4.7). */
+export const lipSyncJobBody = z.object({
+  video_url: url.meta({ description: 'Public URL of the source video (signed short-lived URLs allowed).' }),
+  audio_url: url.meta({ description: 'Public URL of the audio to sync.' }),
+  model: z.string().min(1).max(128).optional(),
+});
+export type LipSyncJobBody = z.infer<typeof lipSyncJobBody>;
+
+/** `POST /lip-sync/tasks` (spec 4.7). */
+export const lipSyncTaskBody = z.object({
+  model: z.string().min(1).max(128).optional().meta({ description: `Default ${DEFAULT_LIPSYNC_MODEL}.` }),
+  inputMode: z.enum(Object.values(InputMode)).optional().meta({ description: 'video (videoUrl) or image (imageUrl); default video.' }),
+  videoUrl: url.optional(),
+  imageUrl: url.optional(),
+  referenceImageUrl: url.optional(),
+  audioUrl: url,
+  durationSeconds: z.number().positive().max(3600).optional().meta({ description: 'Length of the result in seconds; default (and at most) the audio length.' }),
+});
+export type LipSyncTaskBody = z.infer<typeof lipSyncTaskBody>;
+
+/** Legacy create: the media-job fields, camelCase spellings accepted, image mode by `image_url`. */
+export const legacyLipSyncBody = z.object({
+  video_url: url.optional(),
+  videoUrl: url.optional(),
+  image_url: url.optional(),
+  imageUrl: url.optional(),
+  audio_url: url.optional(),
+  audioUrl: url.optional(),
+  model: z.string().min(1).max(128).optional(),
+});
+export type LegacyLipSyncBody = z.infer<typeof legacyLipSyncBody>;
+
+export const legacyQuery = z.object({ id: z.string().min(1).max(128) });
+export type LegacyQuery = z.infer<typeof legacyQuery>;
+
+const nullableString = z.string().nullable();
+const jobDataDoc = z.object({
+  id: z.string(),
+  jobId: z.string(),
+  status: z.enum(Object.values(MediaJobStatus)),
+  model: z.string(),
+  inputMode: z.enum(Object.values(InputMode)),
+  videoUrl: nullableString,
+  imageUrl: nullableString,
+  audioUrl: z.string(),
+  durationSeconds: z.number(),
+  resultUrl: nullableString,
+  result: z.object({ url: z.string(), videoUrl: z.string(), contentType: z.string(), durationSeconds: z.number(), width: z.number().int(), height: z.number().int(), bytes: z.number().int(), hasAudio: z.boolean() }).nullable(),
+  ...taskMetaDoc,
+});
+const envelopeDoc = (data: z.ZodType) => z.object({ success: z.boolean(), message: z.string(), data });
+const taskDoc = z.object({
+  id: z.string(),
+  taskId: z.string(),
+  type: z.literal('lipsync'),
+  status: z.enum(Object.values(FlatStatus)),
+  model: z.string(),
+  inputMode: z.enum(Object.values(InputMode)),
+  videoUrl: nullableString,
+  imageUrl: nullableString,
+  referenceImageUrl: nullableString,
+  audioUrl: z.string(),
+  durationSeconds: z.number(),
+  resultVideoUrl: nullableString,
+  ...taskMetaDoc,
+});
+
+function resultUrlOf(ctx: ServerContext, task: LipSyncTask): string | null {
+  return task.result && flatStatus(task) === FlatStatus.succeeded ? mediaFileUrl(ctx, task.result.fileId) : null;
+}
+
+/** `data` of a media lip-sync job (spec 2.8: result metadata when completed, error code or message when failed). */
+export function lipSyncJobData(ctx: ServerContext, task: LipSyncTask) {
+  const i = task.input;
+  const resultUrl = resultUrlOf(ctx, task);
+  const r = task.result;
+  return {
+    id: task.taskId,
+    jobId: task.taskId,
+    status: mediaJobStatus(task),
+    model: i.model,
+    inputMode: i.inputMode,
+    videoUrl: i.videoUrl,
+    imageUrl: i.imageUrl,
+    audioUrl: i.audioUrl,
+    durationSeconds: i.durationSeconds,
+    resultUrl,
+    result: resultUrl && r ? { url: resultUrl, videoUrl: resultUrl, contentType: 'video/mp4', durationSeconds: i.durationSeconds, width: r.width, height: r.height, bytes: r.bytes, hasAudio: true } : null,
+    ...taskMeta(task),
+  };
+}
+
+/** A lip-sync task (spec 2.7). */
+export function lipSyncTaskView(ctx: ServerContext, task: LipSyncTask) {
+  const i = task.input;
+  return {
+    id: task.id,
+    taskId: task.taskId,
+    type: 'lipsync' as const,
+    status: flatStatus(task),
+    model: i.model,
+    inputMode: i.inputMode,
+    videoUrl: i.videoUrl,
+    imageUrl: i.imageUrl,
+    referenceImageUrl: i.referenceImageUrl,
+    audioUrl: i.audioUrl,
+    durationSeconds: i.durationSeconds,
+    resultVideoUrl: resultUrlOf(ctx, task),
+    ...taskMeta(task),
+  };
+}
+
+const envelope = (message: string, data: unknown) => ({ success: true, message, data });
+
+/** What a create asks for, whichever family it came through. */
+interface LipSyncRequest {
+  model: string | undefined;
+  inputMode: InputMode;
+  videoUrl: string | undefined;
+  imageUrl: string | undefined;
+  referenceImageUrl: string | undefined;
+  audioUrl: string | undefined;
+  durationSeconds: number | undefined;
+  /** Field names as the family spells them, for messages. */
+  fields: { video: string; image: string; audio: string };
+}
+
+export interface LipSyncFamily {
+  runner: TaskRunner<LipSyncInput, LipSyncResult>;
+  routes: RouteDef<never, never>[];
+  close(): void;
+}
+
+export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency: IdempotencyStore): LipSyncFamily {
+  const fetched = new Map<string, Fetched>();
+
+  /** Fetch and probe both inputs; 400 when a fetch fails, 422 when reachable media is unprocessable. */
+  async function fetchInputs(r: LipSyncRequest, visualUrl: string, audioUrl: string, ffprobe: string): Promise<Fetched & { audioSeconds: number }> {
+    const visualField = r.inputMode === InputMode.video ? r.fields.video : r.fields.image;
+    const [visual, audio] = await Promise.all([
+      fetchField(ctx, visualField, visualUrl, { maxBytes: LIPSYNC_INPUT_MAX_BYTES }),
+      fetchField(ctx, r.fields.audio, audioUrl, { maxBytes: LIPSYNC_INPUT_MAX_BYTES }),
+    ]);
+    const probe = async (field: string, data: Buffer): Promise<MediaProbe> => {
+      try {
+        return await probeBytes(ffprobe, data);
+      } catch {
+        throw unprocessable(field, 'is not a media file this service can read');
+      }
+    };
+    const [visualProbe, audioProbe] = await Promise.all([probe(visualField, visual), probe(r.fields.audio, audio)]);
+    if (!audioProbe.audio || !audioProbe.durationSeconds) throw unprocessable(r.fields.audio, 'holds no audio track');
+    if (!visualProbe.video) throw unprocessable(visualField, r.inputMode === InputMode.video ? 'holds no video track' : 'is not an image');
+    if (r.inputMode === InputMode.image && !isStillImage(visualProbe)) throw unprocessable(visualField, 'is not a still image (use inputMode video for videos)');
+    return { visual, visualProbe, audio, audioSeconds: audioProbe.durationSeconds };
+  }
+
+  async function create(c: RouteContext<unknown, unknown>, account: Account, r: LipSyncRequest): Promise<LipSyncTask> {
+    const tools = mediaToolsOf(ctx);
+    if (!hasFfmpeg(tools)) throw unavailable('lip-sync', 'ffmpeg is not installed (on Debian: apt-get install ffmpeg)');
+    const m: LipSyncModel | undefined = findLipSyncModel(r.model ?? DEFAULT_LIPSYNC_MODEL);
+    if (!m) throw badRequest(`unsupported model ${JSON.stringify(r.model)}`, { supportedModels: LIPSYNC_MODELS.map((x) => x.id) });
+    if (r.audioUrl === undefined) throw badRequest(`${r.fields.audio} is required`, { field: r.fields.audio });
+    if (r.inputMode === InputMode.video) {
+      if (r.videoUrl === undefined) throw badRequest(`${r.fields.video} is required in video mode`, { field: r.fields.video });
+      if (r.imageUrl !== undefined) throw badRequest(`${r.fields.image} belongs to image mode`, { field: r.fields.image });
+    } else {
+      if (r.imageUrl === undefined) throw badRequest(`${r.fields.image} is required in image mode`, { field: r.fields.image });
+      if (r.videoUrl !== undefined) throw badRequest(`${r.fields.video} belongs to video mode`, { field: r.fields.video });
+    }
+    const visualField = r.inputMode === InputMode.video ? r.fields.video : r.fields.image;
+    const visualUrl = await checkUrlField(ctx, visualField, (r.videoUrl ?? r.imageUrl)!);
+    const audioUrl = await checkUrlField(ctx, r.fields.audio, r.audioUrl);
+    const referenceImageUrl = r.referenceImageUrl === undefined ? null : await checkUrlField(ctx, 'referenceImageUrl', r.referenceImageUrl);
+    const inputs = await fetchInputs(r, visualUrl, audioUrl, tools.ffprobe);
+    if (inputs.audioSeconds > m.maxSeconds && (r.durationSeconds === undefined || r.durationSeconds > m.maxSeconds)) {
+      throw unprocessable(r.fields.audio, `lasts ${inputs.audioSeconds.toFixed(1)} s; model ${m.id} makes at most ${m.maxSeconds} s (set durationSeconds to cut it)`);
+    }
+    const durationSeconds = Math.round(Math.min(inputs.audioSeconds, r.durationSeconds ?? Infinity, m.maxSeconds) * 1000) / 1000;
+    const input: LipSyncInput = {
+      model: m.id,
+      inputMode: r.inputMode,
+      videoUrl: r.inputMode === InputMode.video ? visualUrl : null,
+      imageUrl: r.inputMode === InputMode.image ? visualUrl : null,
+      referenceImageUrl,
+      audioUrl,
+      durationSeconds,
+    };
+    const task = runner.create(account, input, { charge: { currency: 'quota', amount: perSecondQuota(durationSeconds, m.quotaPerSecond), reason: `lip-sync ${m.id}` }, requestId: c.requestId });
+    fetched.set(task.taskId, { visual: inputs.visual, visualProbe: inputs.visualProbe, audio: inputs.audio });
+    return task;
+  }
+
+  const runner = new TaskRunner<LipSyncInput, LipSyncResult>(ctx, {
+    type: 'lipsync',
+    idPrefix: 'lip',
+    async worker({ task, signal }) {
+      const i = task.input;
+      let inputs = fetched.get(task.taskId);
+      fetched.delete(task.taskId);
+      await engineFaults(ctx, `${i.audioUrl} ${i.videoUrl ?? i.imageUrl}`, signal);
+      const tools = mediaToolsOf(ctx);
+      if (!hasFfmpeg(tools)) throw new TaskFailure(MediaErrorCode.generationFailed, 'lip-sync is no longer available on this server (ffmpeg missing)');
+      if (!inputs) {
+        // Created by another process sharing the store: fetch again.
+        const visualUrl = (i.videoUrl ?? i.imageUrl)!;
+        const [visual, audio] = await Promise.all([fetchForTask(ctx, 'visual input', visualUrl, { maxBytes: LIPSYNC_INPUT_MAX_BYTES, signal }), fetchForTask(ctx, 'audioUrl', i.audioUrl, { maxBytes: LIPSYNC_INPUT_MAX_BYTES, signal })]);
+        try {
+          inputs = { visual, audio, visualProbe: await probeBytes(tools.ffprobe, visual, signal) };
+        } catch (err) {
+          throw new TaskFailure(MediaErrorCode.unprocessable, `the visual input is not readable media (${(err as Error).message})`);
+        }
+      }
+      try {
+        const out = await lipSync({ ffmpeg: tools.ffmpeg, visual: inputs.visual, visualProbe: inputs.visualProbe, still: i.inputMode === InputMode.image || isStillImage(inputs.visualProbe), audio: inputs.audio, durationSeconds: i.durationSeconds, signal });
+        const file = files.put(task.userId, 'video/mp4', `${task.taskId}.mp4`, out.mp4);
+        return { result: { fileId: file.id, bytes: out.mp4.length, width: out.width, height: out.height } };
+      } catch (err) {
+        throw engineFailure(err, 'lip-sync');
+      }
+    },
+  });
+
+  const fromJobBody = (b: LipSyncJobBody): LipSyncRequest => ({
+    model: b.model,
+    inputMode: InputMode.video,
+    videoUrl: b.video_url,
+    imageUrl: undefined,
+    referenceImageUrl: undefined,
+    audioUrl: b.audio_url,
+    durationSeconds: undefined,
+    fields: { video: 'video_url', image: 'image_url', audio: 'audio_url' },
+  });
+  const fromTaskBody = (b: LipSyncTaskBody): LipSyncRequest => ({
+    model: b.model,
+    inputMode: b.inputMode ?? InputMode.video,
+    videoUrl: b.videoUrl,
+    imageUrl: b.imageUrl,
+    referenceImageUrl: b.referenceImageUrl,
+    audioUrl: b.audioUrl,
+    durationSeconds: b.durationSeconds,
+    fields: { video: 'videoUrl', image: 'imageUrl', audio: 'audioUrl' },
+  });
+  const fromLegacyBody = (b: LegacyLipSyncBody): LipSyncRequest => {
+    const imageUrl = b.image_url ?? b.imageUrl;
+    return {
+      model: b.model,
+      inputMode: imageUrl !== undefined && (b.video_url ?? b.videoUrl) === undefined ? InputMode.image : InputMode.video,
+      videoUrl: b.video_url ?? b.videoUrl,
+      imageUrl,
+      referenceImageUrl: undefined,
+      audioUrl: b.audio_url ?? b.audioUrl,
+      durationSeconds: undefined,
+      fields: { video: 'video_url', image: 'image_url', audio: 'audio_url' },
+    };
+  };
+
+  const jobCreated = (task: LipSyncTask) => ({ status: 202, json: envelope('lip-sync job accepted', { id: task.taskId, status: mediaJobStatus(task) }) });
+  const jobList = (account: Account, query: MediaJobListQuery) => {
+    const page = paginate(runner.list(account, { states: query.status ? statesOfMediaJob(query.status) : undefined, createdAfter: query.createdAfter }), query);
+    return { json: { ...envelope('ok', page.items.map((t) => lipSyncJobData(ctx, t))), pagination: mediaJobPagination(page) } };
+  };
+  const jobRead = (account: Account, id: string) => ({ json: envelope('ok', lipSyncJobData(ctx, runner.get(account, id))) });
+
+  const createErrors = errorResponses(400, 401, 402, 403, 409, 422, 503);
+  const readErrors = errorResponses(400, 401, 403, 404);
+  const common = { tags: ['lip-sync'], capability: MediaCapability.lipsync };
+  const createDoc = { 202: { description: 'Accepted', schema: envelopeDoc(z.object({ id: z.string(), status: z.enum(Object.values(MediaJobStatus)) })) }, ...createErrors };
+  const listDoc = { 200: { description: 'A page of jobs', schema: z.object({ success: z.boolean(), message: z.string(), data: z.array(jobDataDoc), pagination: mediaJobPaginationDoc }) }, ...readErrors };
+  const readDoc = { 200: { description: 'The job', schema: envelopeDoc(jobDataDoc) }, ...readErrors };
+
+  const routes = [
+    defineRoute<LipSyncJobBody, unknown>({
+      ...common,
+      method: 'POST',
+      path: LIPSYNC_PATHS.jobs,
+      summary: 'Create a lip-sync job from a video and an audio URL; API quota is pre-deducted',
+      body: lipSyncJobBody,
+      headers: [idempotencyHeader(false)],
+      responses: createDoc,
+      handler: (c) => idempotency.run(c.account, 'media-lip-sync-jobs', idempotencyKeyOf(c.req.headers), c.body, async () => jobCreated(await create(c, c.account, fromJobBody(c.body)))),
+    }),
+    defineRoute<unknown, MediaJobListQuery>({
+      ...common,
+      method: 'GET',
+      path: LIPSYNC_PATHS.jobs,
+      summary: 'List lip-sync jobs, newest first',
+      query: mediaJobListQuery,
+      responses: listDoc,
+      handler: ({ account, query }) => jobList(account, query),
+    }),
+    defineRoute<unknown, unknown>({
+      ...common,
+      method: 'GET',
+      path: LIPSYNC_PATHS.job,
+      summary: 'Read a lip-sync job (terminal states never change)',
+      responses: readDoc,
+      handler: ({ account, params }) => jobRead(account, params['jobId']!),
+    }),
+    defineRoute<LipSyncTaskBody, unknown>({
+      ...common,
+      method: 'POST',
+      path: LIPSYNC_PATHS.tasks,
+      summary: 'Create a lip-sync task (video or image input mode); API quota is pre-deducted',
+      body: lipSyncTaskBody,
+      headers: [idempotencyHeader(false)],
+      responses: { 202: { description: 'Accepted', schema: flatCreateDoc }, ...createErrors },
+      handler: (c) =>
+        idempotency.run(c.account, 'lip-sync-tasks', idempotencyKeyOf(c.req.headers), c.body, async () => {
+          const task = await create(c, c.account, fromTaskBody(c.body));
+          return { status: 202, json: { taskId: task.taskId, status: flatStatus(task), creditsCharged: task.creditsCharged } };
+        }),
+    }),
+    defineRoute<unknown, FlatListQuery>({
+      ...common,
+      method: 'GET',
+      path: LIPSYNC_PATHS.tasks,
+      summary: 'List lip-sync tasks, newest first',
+      query: flatListQuery,
+      responses: { 200: { description: 'A page of tasks', schema: z.object({ data: z.array(taskDoc), pagination: flatPaginationDoc }) }, ...readErrors },
+      handler: ({ account, query }) => {
+        const page = paginate(runner.list(account, { states: query.status ? statesOfFlat(query.status) : undefined, createdAfter: query.createdAfter }), query);
+        return { json: { data: page.items.map((t) => lipSyncTaskView(ctx, t)), pagination: flatPagination(page) } };
+      },
+    }),
+    defineRoute<unknown, unknown>({
+      ...common,
+      method: 'GET',
+      path: LIPSYNC_PATHS.task,
+      summary: 'Read a lip-sync task',
+      responses: { 200: { description: 'The task', schema: taskDoc }, ...readErrors },
+      handler: ({ account, params }) => ({ json: lipSyncTaskView(ctx, runner.get(account, params['taskId']!)) }),
+    }),
+    defineRoute<LegacyLipSyncBody, unknown>({
+      ...common,
+      method: 'POST',
+      path: LIPSYNC_PATHS.legacyCreate,
+      summary: 'Legacy lip-sync create (now POST /media/lip-sync/jobs)',
+      hidden: true,
+      body: legacyLipSyncBody,
+      responses: createDoc,
+      handler: (c) => idempotency.run(c.account, 'legacy-lip-sync-create', idempotencyKeyOf(c.req.headers), c.body, async () => jobCreated(await create(c, c.account, fromLegacyBody(c.body)))),
+    }),
+    defineRoute<unknown, MediaJobListQuery>({
+      ...common,
+      method: 'GET',
+      path: LIPSYNC_PATHS.legacyList,
+      summary: 'Legacy lip-sync list (now GET /media/lip-sync/jobs)',
+      hidden: true,
+      query: mediaJobListQuery,
+      responses: listDoc,
+      handler: ({ account, query }) => jobList(account, query),
+    }),
+    defineRoute<unknown, LegacyQuery>({
+      ...common,
+      method: 'GET',
+      path: LIPSYNC_PATHS.legacyQuery,
+      summary: 'Legacy lip-sync detail (now GET /media/lip-sync/jobs/{jobId})',
+      hidden: true,
+      query: legacyQuery,
+      responses: readDoc,
+      handler: ({ account, query }) => jobRead(account, query.id),
+    }),
+  ] as unknown as RouteDef<never, never>[];
+
+  return { runner, routes, close: () => fetched.clear() };
+}

@@ -1,0 +1,389 @@
+/**
+ * Video generation (spec 2.7, 2.8, 3.3, 4.6) over one task runner, in both
+ * route families (a task created in one is readable in the other):
+ * - media jobs: `POST {base_url}/media/videos/jobs` (required
+ *   `Idempotency-Key`), `GET .../jobs/{jobId}`, and a list `GET .../jobs`;
+ *   body `prompt`, `model`, `seconds`, `size` (`<w>x<h>`), `references`
+ *   (`{ role: start_frame | end_frame | reference, url }`); states pending,
+ *   processing, completed, failed;
+ * - tasks: `POST|GET {base_url}/videos/tasks`, `GET .../tasks/{taskId}`; body
+ *   `prompt`, `model`, `aspectRatio`, `size`, `duration`, `firstFrameUrl`,
+ *   `lastFrameUrl`, `seed`, `referenceImageUrls`; result `resultVideoUrl`.
+ * API quota is pre-deducted per started second and refunded when the job
+ * fails. The engine (video-engine.ts) needs ffmpeg; without it, create
+ * answers 503 `capability_unavailable`.
+ */
+import { z } from 'zod';
+import { LIMITS } from '../../../protocol/limits.js';
+import type { ServerContext } from '../../context.js';
+import { badRequest } from '../../http/errors.js';
+import { defineRoute, type RouteContext, type RouteDef } from '../../http/router.js';
+import { decodePicture, parseSize, sizeForAspect } from '../../media/image-engine.js';
+import type { RgbImage } from '../../media/png.js';
+import { hasFfmpeg, mediaToolsOf } from '../../media/tools.js';
+import { generateVideo } from '../../media/video-engine.js';
+import { idempotencyKeyOf, type IdempotencyStore } from '../common/idempotency.js';
+import { paginate } from '../common/pagination.js';
+import { TaskFailure, TaskRunner, type Task } from '../common/task-runner.js';
+import { findVideoModel, MediaCapability, MediaErrorCode, perSecondQuota, VIDEO_MODELS, type VideoModel } from './catalog.js';
+import { errorResponses, idempotencyHeader } from './docs.js';
+import { checkUrlField, checkUrlList, engineFailure, engineFaults, fetchForTask, unavailable } from './inputs.js';
+import { mediaFileUrl, type MediaFiles } from './results.js';
+import {
+  flatCreateDoc,
+  flatListQuery,
+  flatPagination,
+  flatPaginationDoc,
+  flatStatus,
+  FlatStatus,
+  mediaJobListQuery,
+  mediaJobPagination,
+  mediaJobPaginationDoc,
+  mediaJobStatus,
+  MediaJobStatus,
+  statesOfFlat,
+  statesOfMediaJob,
+  taskMeta,
+  taskMetaDoc,
+  type FlatListQuery,
+  type MediaJobListQuery,
+} from './views.js';
+
+export const VIDEO_PATHS = {
+  jobs: '/api/open/v1/media/videos/jobs',
+  job: '/api/open/v1/media/videos/jobs/{jobId}',
+  tasks: '/api/open/v1/videos/tasks',
+  task: '/api/open/v1/videos/tasks/{taskId}',
+} as const;
+
+/** Largest frame image fetched: 20 MiB. */
+const FRAME_MAX_BYTES = 20 * 1024 * 1024;
+
+export const ReferenceRole = { startFrame: 'start_frame', endFrame: 'end_frame', reference: 'reference' } as const;
+
+export interface VideoInput {
+  prompt: string;
+  model: string;
+  width: number;
+  height: number;
+  seconds: number;
+  aspectRatio: string | null;
+  seed: number | null;
+  startFrameUrl: string | null;
+  endFrameUrl: string | null;
+  /** Reference images: checked and kept, not used by the local engine. */
+  referenceImageUrls: string[];
+}
+
+export interface VideoResult {
+  fileId: string;
+  bytes: number;
+}
+
+export type VideoTask = Task<VideoInput, VideoResult>;
+
+const prompt = z.string().trim().min(1).max(4000).meta({ description: 'What to show, 1 to 4000 characters.' });
+const model = z.string().min(1).max(128).optional().meta({ description: `Video model; default ${VIDEO_MODELS[0]!.id}. See GET /media/models?mediaType=video.` });
+const url = z.string().min(1).max(4096);
+const size = z.string().min(1).max(16).optional().meta({ description: 'Pixel size <w>x<h>, e.g. 640x360.' });
+const seconds = z.number().positive().max(60).optional();
+
+/** `POST /media/videos/jobs`. */
+export const videoJobBody = z.object({
+  prompt,
+  model,
+  seconds: seconds.meta({ description: 'Length in seconds (per model; default 4).' }),
+  size,
+  aspect_ratio: z.string().min(1).max(16).optional().meta({ description: 'Width:height when size is absent.' }),
+  references: z.array(z.object({ role: z.enum(Object.values(ReferenceRole)), url })).max(LIMITS.referenceImageUrlsMax + 2).optional().meta({ description: 'Frames and references by role.' }),
+});
+export type VideoJobBody = z.infer<typeof videoJobBody>;
+
+/** `POST /videos/tasks`. */
+export const videoTaskBody = z.object({
+  prompt,
+  model,
+  aspectRatio: z.string().min(1).max(16).optional().meta({ description: 'Width:height when size is absent, e.g. 16:9.' }),
+  size,
+  duration: seconds.meta({ description: 'Length in seconds (per model; default 4).' }),
+  firstFrameUrl: url.optional(),
+  lastFrameUrl: url.optional(),
+  seed: z.number().int().min(0).max(2 ** 32 - 1).optional().meta({ description: 'Varies the result for the same prompt.' }),
+  referenceImageUrls: z.array(url).max(LIMITS.referenceImageUrlsMax).optional(),
+});
+export type VideoTaskBody = z.infer<typeof videoTaskBody>;
+
+const nullableString = z.string().nullable();
+const jobDoc = z.object({
+  id: z.string(),
+  jobId: z.string(),
+  status: z.enum(Object.values(MediaJobStatus)),
+  model: z.string(),
+  prompt: z.string(),
+  seconds: z.number(),
+  size: z.string(),
+  resultUrl: nullableString,
+  result: z.object({ url: z.string(), width: z.number().int(), height: z.number().int(), durationSeconds: z.number(), contentType: z.string(), bytes: z.number().int() }).nullable(),
+  ...taskMetaDoc,
+});
+const taskDoc = z.object({
+  id: z.string(),
+  taskId: z.string(),
+  type: z.literal('video'),
+  status: z.enum(Object.values(FlatStatus)),
+  model: z.string(),
+  prompt: z.string(),
+  aspectRatio: nullableString,
+  size: z.string(),
+  duration: z.number(),
+  seed: z.number().int().nullable(),
+  firstFrameUrl: nullableString,
+  lastFrameUrl: nullableString,
+  referenceImageUrls: z.array(z.string()),
+  resultVideoUrl: nullableString,
+  ...taskMetaDoc,
+});
+
+function resultUrlOf(ctx: ServerContext, task: VideoTask): string | null {
+  return task.result && flatStatus(task) === FlatStatus.succeeded ? mediaFileUrl(ctx, task.result.fileId) : null;
+}
+
+/** A media video job (spec 2.8, 3.3). */
+export function videoJobView(ctx: ServerContext, task: VideoTask) {
+  const resultUrl = resultUrlOf(ctx, task);
+  const i = task.input;
+  return {
+    id: task.taskId,
+    jobId: task.taskId,
+    status: mediaJobStatus(task),
+    model: i.model,
+    prompt: i.prompt,
+    seconds: i.seconds,
+    size: `${i.width}x${i.height}`,
+    resultUrl,
+    result: resultUrl && task.result ? { url: resultUrl, width: i.width, height: i.height, durationSeconds: i.seconds, contentType: 'video/mp4', bytes: task.result.bytes } : null,
+    ...taskMeta(task),
+  };
+}
+
+/** A video task (spec 2.7). */
+export function videoTaskView(ctx: ServerContext, task: VideoTask) {
+  const i = task.input;
+  return {
+    id: task.id,
+    taskId: task.taskId,
+    type: 'video' as const,
+    status: flatStatus(task),
+    model: i.model,
+    prompt: i.prompt,
+    aspectRatio: i.aspectRatio,
+    size: `${i.width}x${i.height}`,
+    duration: i.seconds,
+    seed: i.seed,
+    firstFrameUrl: i.startFrameUrl,
+    lastFrameUrl: i.endFrameUrl,
+    referenceImageUrls: i.referenceImageUrls,
+    resultVideoUrl: resultUrlOf(ctx, task),
+    ...taskMeta(task),
+  };
+}
+
+function modelOf(id: string | undefined): VideoModel {
+  const found = findVideoModel(id ?? VIDEO_MODELS[0]!.id);
+  if (!found) throw badRequest(`unsupported model ${JSON.stringify(id)}`, { supportedModels: VIDEO_MODELS.map((m) => m.id) });
+  return found;
+}
+
+/** Output size from `size` (`<w>x<h>`), else `aspectRatio`, else the model's default; even sides. */
+function dimensions(m: VideoModel, sizeText: string | undefined, aspect: string | undefined): { width: number; height: number; aspectRatio: string | null } {
+  const even = (n: number) => Math.max(2, 2 * Math.round(n / 2));
+  if (sizeText !== undefined) {
+    const px = parseSize(sizeText);
+    if (!px) throw badRequest(`size must be <width>x<height>, e.g. ${m.defaultSize}`, { field: 'size' });
+    if (Math.min(px.width, px.height) < m.minSide || Math.max(px.width, px.height) > m.maxSide) throw badRequest(`size sides must be from ${m.minSide} to ${m.maxSide} pixels`, { field: 'size' });
+    return { width: even(px.width), height: even(px.height), aspectRatio: aspect ?? null };
+  }
+  const longSide = Math.max(...Object.values(parseSize(m.defaultSize)!));
+  if (aspect !== undefined) {
+    if (!m.aspectRatios.includes(aspect)) throw badRequest(`model ${m.id} supports aspect ratios ${m.aspectRatios.join(', ')}, not ${JSON.stringify(aspect)}`, { supportedAspectRatios: m.aspectRatios });
+    return { ...sizeForAspect(aspect, longSide), aspectRatio: aspect };
+  }
+  return { ...parseSize(m.defaultSize)!, aspectRatio: null };
+}
+
+function secondsOf(m: VideoModel, value: number | undefined): number {
+  const s = value ?? m.defaultSeconds;
+  if (s < m.minSeconds || s > m.maxSeconds) throw badRequest(`model ${m.id} makes videos of ${m.minSeconds} to ${m.maxSeconds} seconds, not ${s}`);
+  return s;
+}
+
+export interface VideoFamily {
+  runner: TaskRunner<VideoInput, VideoResult>;
+  routes: RouteDef<never, never>[];
+}
+
+export function videoFamily(ctx: ServerContext, files: MediaFiles, idempotency: IdempotencyStore): VideoFamily {
+  const runner = new TaskRunner<VideoInput, VideoResult>(ctx, {
+    type: 'video',
+    idPrefix: 'vid',
+    async worker({ task, signal }) {
+      const i = task.input;
+      await engineFaults(ctx, i.prompt, signal);
+      const tools = mediaToolsOf(ctx);
+      if (!hasFfmpeg(tools)) throw new TaskFailure(MediaErrorCode.generationFailed, 'video generation is no longer available on this server (ffmpeg missing)');
+      const frame = async (field: string, source: string | null): Promise<RgbImage | undefined> => {
+        if (source === null) return undefined;
+        const data = await fetchForTask(ctx, field, source, { maxBytes: FRAME_MAX_BYTES, signal });
+        try {
+          return await decodePicture(data, i.width, i.height, tools.ffmpeg, signal);
+        } catch (err) {
+          throw engineFailure(err, field);
+        }
+      };
+      const startFrame = await frame('start frame', i.startFrameUrl);
+      const endFrame = await frame('end frame', i.endFrameUrl);
+      let mp4: Buffer;
+      try {
+        const patternPrompt = i.seed === null ? i.prompt : `${i.prompt}\u0000seed:${i.seed}`;
+        mp4 = await generateVideo({ ffmpeg: tools.ffmpeg, prompt: patternPrompt, width: i.width, height: i.height, seconds: i.seconds, startFrame, endFrame, signal });
+      } catch (err) {
+        throw engineFailure(err, 'video generation');
+      }
+      const file = files.put(task.userId, 'video/mp4', `${task.taskId}.mp4`, mp4);
+      return { result: { fileId: file.id, bytes: mp4.length } };
+    },
+  });
+
+  function requireFfmpeg(): void {
+    if (!hasFfmpeg(mediaToolsOf(ctx))) throw unavailable('video generation', 'ffmpeg is not installed (on Debian: apt-get install ffmpeg)');
+  }
+
+  function create(c: RouteContext<unknown, unknown>, input: VideoInput, m: VideoModel): VideoTask {
+    return runner.create(c.account, input, { charge: { currency: 'quota', amount: perSecondQuota(input.seconds, m.quotaPerSecond), reason: `video ${m.id}` }, requestId: c.requestId });
+  }
+
+  async function createJob(c: RouteContext<VideoJobBody, unknown>): Promise<VideoTask> {
+    requireFfmpeg();
+    const b = c.body;
+    const m = modelOf(b.model);
+    const s = secondsOf(m, b.seconds);
+    const dims = dimensions(m, b.size, b.aspect_ratio);
+    const refs = b.references ?? [];
+    const one = (role: string) => {
+      const found = refs.filter((r) => r.role === role);
+      if (found.length > 1) throw badRequest(`references may hold one ${role}`);
+      return found[0]?.url;
+    };
+    const start = one(ReferenceRole.startFrame);
+    const end = one(ReferenceRole.endFrame);
+    const others = refs.filter((r) => r.role === ReferenceRole.reference).map((r) => r.url);
+    if (others.length > LIMITS.referenceImageUrlsMax) throw badRequest(`references may hold at most ${LIMITS.referenceImageUrlsMax} of role reference`);
+    const input: VideoInput = {
+      prompt: b.prompt,
+      model: m.id,
+      width: dims.width,
+      height: dims.height,
+      seconds: s,
+      aspectRatio: dims.aspectRatio,
+      seed: null,
+      startFrameUrl: start === undefined ? null : await checkUrlField(ctx, 'references(start_frame)', start),
+      endFrameUrl: end === undefined ? null : await checkUrlField(ctx, 'references(end_frame)', end),
+      referenceImageUrls: await checkUrlList(ctx, 'references(reference)', others),
+    };
+    return create(c, input, m);
+  }
+
+  async function createTask(c: RouteContext<VideoTaskBody, unknown>): Promise<VideoTask> {
+    requireFfmpeg();
+    const b = c.body;
+    const m = modelOf(b.model);
+    const s = secondsOf(m, b.duration);
+    const dims = dimensions(m, b.size, b.aspectRatio);
+    const input: VideoInput = {
+      prompt: b.prompt,
+      model: m.id,
+      width: dims.width,
+      height: dims.height,
+      seconds: s,
+      aspectRatio: dims.aspectRatio,
+      seed: b.seed ?? null,
+      startFrameUrl: b.firstFrameUrl === undefined ? null : await checkUrlField(ctx, 'firstFrameUrl', b.firstFrameUrl),
+      endFrameUrl: b.lastFrameUrl === undefined ? null : await checkUrlField(ctx, 'lastFrameUrl', b.lastFrameUrl),
+      referenceImageUrls: await checkUrlList(ctx, 'referenceImageUrls', b.referenceImageUrls ?? []),
+    };
+    return create(c, input, m);
+  }
+
+  const createErrors = errorResponses(400, 401, 402, 403, 409, 422, 503);
+  const readErrors = errorResponses(400, 401, 403, 404);
+  const common = { tags: ['videos'], capability: MediaCapability.video };
+
+  const routes = [
+    defineRoute<VideoJobBody, unknown>({
+      ...common,
+      method: 'POST',
+      path: VIDEO_PATHS.jobs,
+      summary: 'Create a video job (requires Idempotency-Key); API quota is pre-deducted',
+      body: videoJobBody,
+      headers: [idempotencyHeader(true)],
+      responses: { 202: { description: 'Accepted', schema: jobDoc }, ...createErrors },
+      handler: (c) => idempotency.run(c.account, 'media-videos-jobs', idempotencyKeyOf(c.req.headers), c.body, async () => ({ status: 202, json: videoJobView(ctx, await createJob(c)) }), true),
+    }),
+    defineRoute<unknown, MediaJobListQuery>({
+      ...common,
+      method: 'GET',
+      path: VIDEO_PATHS.jobs,
+      summary: 'List video jobs, newest first',
+      query: mediaJobListQuery,
+      responses: { 200: { description: 'A page of jobs', schema: z.object({ data: z.array(jobDoc), pagination: mediaJobPaginationDoc }) }, ...readErrors },
+      handler: ({ account, query }) => {
+        const page = paginate(runner.list(account, { states: query.status ? statesOfMediaJob(query.status) : undefined, createdAfter: query.createdAfter }), query);
+        return { json: { data: page.items.map((t) => videoJobView(ctx, t)), pagination: mediaJobPagination(page) } };
+      },
+    }),
+    defineRoute<unknown, unknown>({
+      ...common,
+      method: 'GET',
+      path: VIDEO_PATHS.job,
+      summary: 'Read a video job',
+      responses: { 200: { description: 'The job', schema: jobDoc }, ...readErrors },
+      handler: ({ account, params }) => ({ json: videoJobView(ctx, runner.get(account, params['jobId']!)) }),
+    }),
+    defineRoute<VideoTaskBody, unknown>({
+      ...common,
+      method: 'POST',
+      path: VIDEO_PATHS.tasks,
+      summary: 'Create a video task; API quota is pre-deducted',
+      body: videoTaskBody,
+      headers: [idempotencyHeader(false)],
+      responses: { 202: { description: 'Accepted', schema: flatCreateDoc }, ...createErrors },
+      handler: (c) =>
+        idempotency.run(c.account, 'videos-tasks', idempotencyKeyOf(c.req.headers), c.body, async () => {
+          const task = await createTask(c);
+          return { status: 202, json: { taskId: task.taskId, status: flatStatus(task), creditsCharged: task.creditsCharged } };
+        }),
+    }),
+    defineRoute<unknown, FlatListQuery>({
+      ...common,
+      method: 'GET',
+      path: VIDEO_PATHS.tasks,
+      summary: 'List video tasks, newest first',
+      query: flatListQuery,
+      responses: { 200: { description: 'A page of tasks', schema: z.object({ data: z.array(taskDoc), pagination: flatPaginationDoc }) }, ...readErrors },
+      handler: ({ account, query }) => {
+        const page = paginate(runner.list(account, { states: query.status ? statesOfFlat(query.status) : undefined, createdAfter: query.createdAfter }), query);
+        return { json: { data: page.items.map((t) => videoTaskView(ctx, t)), pagination: flatPagination(page) } };
+      },
+    }),
+    defineRoute<unknown, unknown>({
+      ...common,
+      method: 'GET',
+      path: VIDEO_PATHS.task,
+      summary: 'Read a video task',
+      responses: { 200: { description: 'The task', schema: taskDoc }, ...readErrors },
+      handler: ({ account, params }) => ({ json: videoTaskView(ctx, runner.get(account, params['taskId']!)) }),
+    }),
+  ] as unknown as RouteDef<never, never>[];
+
+  return { runner, routes };
+}
