@@ -36,6 +36,8 @@ export interface PumpOptions {
   failAfterChunks: number | undefined;
   /** Send one audio frame. */
   emit(frame: Buffer): void;
+  /** Keep the frames in the result (for the manifest); default false. */
+  keepFrames?: boolean;
   /** Resolve when the socket can take more (backpressure). */
   waitWritable(): Promise<void>;
 }
@@ -43,7 +45,7 @@ export interface PumpOptions {
 export interface PumpResult {
   /** Bytes sent in `audio` frames for the segment. */
   bytes: number;
-  /** Every frame sent, in order (the caller may keep them for the manifest). */
+  /** Every frame sent, in order, when `keepFrames` was set; else empty. */
   frames: Buffer[];
 }
 
@@ -63,7 +65,7 @@ export async function pumpSegment(o: PumpOptions): Promise<PumpResult> {
   const send = (frame: Buffer): void => {
     if (o.signal.aborted || frame.length === 0) return;
     result.bytes += frame.length;
-    result.frames.push(frame);
+    if (o.keepFrames) result.frames.push(frame);
     o.emit(frame);
   };
   const flushPending = (): void => {

@@ -17,6 +17,7 @@ export interface FailureOptions {
   stage?: string;
 }
 
+/** A failure to report as a realtime `error` event. */
 export class RealtimeFailure extends Error {
   override name = 'RealtimeFailure';
   readonly retryable: boolean;

@@ -111,6 +111,7 @@ export function openReliable(port: SessionPort, requests: RequestStore, resolved
   return undefined;
 }
 
+/** A reliable-mode request on one connection (a new one, or a retry of a failed one). */
 export class ReliableRequest implements RequestHandler {
   readonly mode = Mode.reliable;
   readonly requestId: string;
@@ -145,6 +146,7 @@ export class ReliableRequest implements RequestHandler {
         // segments are byte-identical to the originals.
         encoder: (first) => createRequestEncoder(resolved.format, port.ctx, { streamStart: first.index === 0 }),
         synthesis: synthesisOptions(resolved),
+        keepAudio: true,
       },
       {
         onFirstAudio: (job) => this.#onFirstAudio(job),

@@ -65,6 +65,7 @@ export function storedAudioBytes(record: RequestRecord): number {
   return record.segments.reduce((n, s) => n + (s.audio?.length ?? 0), 0);
 }
 
+/** Reliable requests of one site, per account. */
 export class RequestStore {
   readonly #records: Collection<RequestRecord>;
 

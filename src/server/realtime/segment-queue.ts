@@ -43,8 +43,11 @@ export interface QueueSetup {
   /** The request's encoder on this connection, made when its first job starts (the job decides about stream headers). */
   encoder(first: SegmentJob): SegmentEncoder;
   synthesis: Omit<SynthesisOptions, 'signal'>;
+  /** Keep each segment's frames for the manifest (reliable mode). */
+  keepAudio: boolean;
 }
 
+/** Runs a request's segments one at a time through the audio pump. */
 export class SegmentQueue {
   readonly #jobs: SegmentJob[] = [];
   #current: SegmentJob | undefined;
@@ -118,6 +121,7 @@ export class SegmentQueue {
       synthesis: this.setup.synthesis,
       encoder: (this.#encoder ??= this.setup.encoder(job)),
       signal: this.port.signal,
+      keepFrames: this.setup.keepAudio,
       latencyMs: () => ctx.faults.latencyMs,
       failAfterChunks: fault ? (fault.afterChunks ?? 0) : undefined,
       waitWritable: () => this.port.waitWritable(),

@@ -26,6 +26,8 @@
  *   `finish` with reason `timeout` (the request becomes `failed_retryable`),
  *   close 1000; without a request just close 1000.
  * - `audio.sequence` starts at 1 on each connection and grows by one per frame.
+ * - `finish.units`: units charged for the request (reliable: all its segments,
+ *   on every connection; simple: its committed segments).
  * - Every event has `event_id`, `trace_id` (one per connection) and
  *   `timestamp` (Unix ms); replies carry `in_reply_to`.
  */
@@ -75,6 +77,7 @@ function decodeFailure(err: unknown, terminal: boolean): RealtimeFailure {
   return new RealtimeFailure(ErrorCode.invalidMessage, 'frame could not be decoded', { terminal, stage: 'decode' });
 }
 
+/** One realtime WebSocket connection, from handshake to close. */
 export class Session implements SessionPort {
   readonly sessionId: string;
   /** One trace id per connection, on every event. */

@@ -25,6 +25,7 @@ import type { ResolvedRequest } from './resolve-request.js';
 import { SegmentQueue } from './segment-queue.js';
 import type { RequestHandler, SessionPort } from './session-port.js';
 
+/** A simple-mode request: the whole generation of its connection. */
 export class SimpleRequest implements RequestHandler {
   readonly mode = Mode.simple;
   readonly requestId: string;
@@ -46,6 +47,7 @@ export class SimpleRequest implements RequestHandler {
         format: resolved.format,
         encoder: () => createRequestEncoder(resolved.format, port.ctx, { streamStart: true }),
         synthesis: synthesisOptions(resolved),
+        keepAudio: false,
       },
       {
         onFirstAudio: (job) => {
