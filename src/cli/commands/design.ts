@@ -1,0 +1,89 @@
+/**
+ * `voxpipe design create PROMPT [--preview-text T] [--provider ID]... [--idempotency-key K] [--json]`,
+ * `voxpipe design preview DESIGN_ID CANDIDATE_ID --out FILE|- [--format wav|mp3]`,
+ * `voxpipe design save DESIGN_ID CANDIDATE_ID --name N [--idempotency-key K] [--json]`.
+ *
+ * Designs live on the service until they expire, so preview and save need
+ * the same service as create: set VOXPIPE_BASE_URL (on the embedded default
+ * every invocation starts its own server, and the design of one invocation
+ * is gone in the next). Resending `create` or `save` with the same
+ * `--idempotency-key` replays the first result without a second charge.
+ */
+import { writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { createClient, type VoxpipeClient } from '../../http/index.js';
+import { choice, usage, UsageError } from '../args.js';
+import { ExitCode, note, type Io } from '../io.js';
+import { openService } from '../service.js';
+
+export const USAGE =
+  'voxpipe design create PROMPT [--preview-text T] [--provider ID]... [--idempotency-key K] [--json] | preview DESIGN_ID CANDIDATE_ID --out FILE|- [--format wav|mp3] | save DESIGN_ID CANDIDATE_ID --name N [--idempotency-key K] [--json]';
+
+/** Spoken by the previews when --preview-text is not given. */
+export const DEFAULT_PREVIEW_TEXT = 'Hello! This is a preview of the voice you designed.';
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  'preview-text': { type: 'string' },
+  provider: { type: 'string', multiple: true },
+  'idempotency-key': { type: 'string' },
+  out: { type: 'string', short: 'o' },
+  format: { type: 'string' },
+  name: { type: 'string' },
+} as const;
+
+function formatOf(format: string | undefined, out: string): 'wav' | 'mp3' {
+  return choice(format, 'format', ['wav', 'mp3'] as const) ?? (out.toLowerCase().endsWith('.mp3') ? 'mp3' : 'wav');
+}
+
+export async function run(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
+  const [action, ...rest] = positionals;
+  if (action === 'create' && rest.join(' ').trim() === '') throw new UsageError('design create needs PROMPT');
+  if ((action === 'preview' || action === 'save') && rest.length !== 2) throw new UsageError(`design ${action} needs DESIGN_ID and CANDIDATE_ID`);
+  if (action === 'preview' && !values.out) throw new UsageError('design preview needs --out FILE (or - for standard output)');
+  if (action === 'save' && !values.name) throw new UsageError('design save needs --name N');
+  if (!['create', 'preview', 'save'].includes(action ?? '')) throw new UsageError(`design needs one of create, preview, save (got ${JSON.stringify(action ?? '')})`);
+  const print = (value: unknown) => io.stdout.write(`${values.json ? JSON.stringify(value) : JSON.stringify(value, null, 2)}\n`);
+  const service = await openService(io);
+  try {
+    const client: VoxpipeClient = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
+    if (action === 'create') {
+      const design = await client.voiceDesigns.create({
+        prompt: rest.join(' '),
+        previewText: values['preview-text'] ?? DEFAULT_PREVIEW_TEXT,
+        ...(values.provider && { providers: values.provider }),
+        ...(values['idempotency-key'] !== undefined && { idempotencyKey: values['idempotency-key'] }),
+      });
+      if (service.embedded) note(io, 'this design lives in this invocation\'s embedded server only; set VOXPIPE_BASE_URL to preview and save it later');
+      print({ ...design.raw, idempotencyKey: design.idempotencyKey });
+      return ExitCode.ok;
+    }
+    const [designId, candidateId] = rest as [string, string];
+    if (action === 'preview') {
+      const out = values.out!;
+      const format = formatOf(values.format, out);
+      const path = `/voice-designs/${encodeURIComponent(designId)}/candidates/${encodeURIComponent(candidateId)}/audio`;
+      const file = format === 'wav' ? await client.voiceDesigns.preview(designId, candidateId) : await client.http.binary({ path, query: { format } });
+      if (out === '-') io.stdout.write(file.data);
+      else {
+        await writeFile(out, file.data);
+        note(io, `wrote ${out} (${file.data.length} bytes, ${file.contentType})`);
+      }
+      return ExitCode.ok;
+    }
+    const saved = await client.voiceDesigns.save(designId, {
+      candidateId,
+      name: values.name!,
+      ...(values['idempotency-key'] !== undefined && { idempotencyKey: values['idempotency-key'] }),
+    });
+    if (values.json) print({ ...saved.raw, idempotencyKey: saved.idempotencyKey });
+    else {
+      io.stdout.write(`${saved.voiceId}\n`);
+      note(io, `saved candidate ${candidateId} as voice ${saved.voiceId}`);
+    }
+    return ExitCode.ok;
+  } finally {
+    await service.close();
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * `voxpipe voices [list] [--type public|personal] [--model ID] [--json]`,
+ * `voxpipe voices clone NAME AUDIO_URL|FILE [--language TAG] [--description TEXT] [--idempotency-key K] [--json]`,
+ * `voxpipe voices delete VOICE_ID [--json]`.
+ *
+ * `clone` sends an http(s) URL as `audioUrl` (the service fetches it; it
+ * must be publicly reachable) and anything else as a local file, uploaded
+ * as multipart. Standard output carries the data (the list, the new voice
+ * id, or one JSON line with `--json`); notes go to standard error.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createClient, type VoxpipeClient } from '../../http/index.js';
+import type { CloneVoiceParams } from '../../http/resources/voices.js';
+import { choice, usage, UsageError } from '../args.js';
+import { ExitCode, note, type Io } from '../io.js';
+import { openService } from '../service.js';
+
+export const USAGE =
+  'voxpipe voices [list] [--type public|personal] [--model ID] [--json] | clone NAME AUDIO_URL|FILE [--language TAG] [--description TEXT] [--json] | delete VOICE_ID [--json]';
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  type: { type: 'string' },
+  model: { type: 'string' },
+  language: { type: 'string' },
+  description: { type: 'string' },
+  'idempotency-key': { type: 'string' },
+} as const;
+
+/** MIME types of reference audio files, by extension. */
+const AUDIO_TYPES: Record<string, string> = { '.wav': 'audio/wav', '.mp3': 'audio/mpeg', '.ogg': 'audio/ogg', '.opus': 'audio/ogg', '.flac': 'audio/flac', '.m4a': 'audio/mp4', '.webm': 'audio/webm' };
+
+/** A table row per voice: id, type, language, default model, name. */
+function table(rows: Record<string, unknown>[]): string {
+  const cells = rows.map((r) => [r['voiceId'], r['type'] ?? '', r['language'] ?? '', r['defaultEngineModelId'] ?? '', r['name'] ?? ''].map((c) => String(c)));
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...cells.map((c) => c[i]!.length)));
+  return cells.map((c) => c.map((cell, i) => (i < 4 ? cell.padEnd(widths[i]!) : cell)).join('  ')).join('\n');
+}
+
+async function cloneParams(name: string, source: string, values: { language?: string | undefined; description?: string | undefined; 'idempotency-key'?: string | undefined }): Promise<CloneVoiceParams> {
+  const params: CloneVoiceParams = { name };
+  if (values.language !== undefined) params.language = values.language;
+  if (values.description !== undefined) params.description = values.description;
+  if (values['idempotency-key'] !== undefined) params.idempotencyKey = values['idempotency-key'];
+  if (/^https?:\/\//i.test(source)) {
+    params.audioUrl = source;
+    return params;
+  }
+  try {
+    params.audio = await readFile(source);
+  } catch (err) {
+    throw new UsageError(`cannot read ${source}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  params.fileName = basename(source);
+  params.contentType = AUDIO_TYPES[extname(source).toLowerCase()] ?? 'application/octet-stream';
+  return params;
+}
+
+export async function run(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
+  const [action = 'list', ...rest] = positionals;
+  const type = choice(values.type, 'type', ['public', 'personal'] as const);
+  if (!['list', 'clone', 'delete'].includes(action)) throw new UsageError(`voices needs one of list, clone, delete (got ${JSON.stringify(action)})`);
+  if (action === 'clone' && rest.length !== 2) throw new UsageError('voices clone needs NAME and AUDIO_URL or FILE');
+  if (action === 'delete' && rest.length !== 1) throw new UsageError('voices delete needs VOICE_ID');
+  const service = await openService(io);
+  try {
+    const client: VoxpipeClient = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
+    switch (action) {
+      case 'list': {
+        // Filtered here, from the fields the list gives, so the filters work on any deployment.
+        const voices = (await client.voices.list())
+          .map((v) => v.raw)
+          .filter((v) => (type === undefined || v['type'] === type) && (values.model === undefined || (Array.isArray(v['models']) && v['models'].includes(values.model))));
+        io.stdout.write(values.json ? `${JSON.stringify({ voices })}\n` : `${table(voices)}\n`);
+        return ExitCode.ok;
+      }
+      case 'clone': {
+        const cloned = await client.voices.clone(await cloneParams(rest[0]!, rest[1]!, values));
+        if (values.json) io.stdout.write(`${JSON.stringify(cloned.raw)}\n`);
+        else {
+          io.stdout.write(`${cloned.voiceId}\n`);
+          const r = cloned.raw;
+          note(io, `cloned voice ${JSON.stringify(r['name'] ?? rest[0])}: ${r['gender'] ?? '?'}, ${r['basePitchHz'] ?? '?'} Hz, rate ${r['rate'] ?? '?'}, ${r['creditsCharged'] ?? '?'} credits`);
+        }
+        return ExitCode.ok;
+      }
+      default: {
+        const deleted = await client.voices.delete(rest[0]!);
+        if (values.json) io.stdout.write(`${JSON.stringify(deleted)}\n`);
+        else note(io, `deleted voice ${rest[0]}`);
+        return ExitCode.ok;
+      }
+    }
+  } finally {
+    await service.close();
+  }
+}
+
