@@ -20,9 +20,13 @@ import { RealtimeFailure } from './failure.js';
 /** Currency of realtime TTS. */
 export const REALTIME_CURRENCY = 'quota' as const;
 
-/** Base refId of a segment's hold. */
+/**
+ * Base refId of a segment's hold. The parts are URI-encoded so that ids
+ * holding `:` cannot collide (request `a:b` + segment `c` against request
+ * `a` + segment `b:c`), which would let one segment ride on another's charge.
+ */
 export function segmentRefId(userId: string, requestId: string, segmentId: string): string {
-  return `rt:${userId}:${requestId}:${segmentId}`;
+  return `rt:${[userId, requestId, segmentId].map(encodeURIComponent).join(':')}`;
 }
 
 export interface Reservation {

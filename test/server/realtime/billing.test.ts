@@ -95,3 +95,18 @@ describe('realtime billing', () => {
     expect(server.ctx.ledger.entriesOf(USER_A)).toHaveLength(1);
   });
 });
+
+describe('segment hold ids', () => {
+  it('charges segments whose ids only collide once joined with ":"', async () => {
+    server = await startTestServer({ quotaA: 1_000 });
+    const first = await client();
+    await startReliable(first, 'a');
+    await speakSegment(first, 'b:c', 'x'.repeat(10));
+    await stop(first);
+    const second = await client();
+    await startReliable(second, 'a:b');
+    await speakSegment(second, 'c', 'x'.repeat(10));
+    await stop(second);
+    expect(quotaOf(server)).toBe(980);
+  });
+});
