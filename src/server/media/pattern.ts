@@ -39,7 +39,7 @@ export const PROMPT_COLORS: Readonly<Record<string, Rgb>> = {
 
 /** The parameters a prompt maps to (exposed for tests and for the video engine). */
 export interface PatternParams {
-  /** Two to three palette colours. */
+  /** Two or three palette colours. */
   palette: Rgb[];
   /** Linear wave: direction and frequency (cycles across the image). */
   waveAngle: number;
@@ -71,10 +71,14 @@ export function patternParams(prompt: string): PatternParams {
   const byte = (i: number) => hash[i % hash.length]!;
   const words = prompt.toLowerCase().match(/\p{L}+/gu) ?? [];
   const named = words.map((w) => PROMPT_COLORS[w]).filter((c): c is Rgb => c !== undefined);
-  const palette: Rgb[] = named.slice(0, 3);
-  for (let i = 0; palette.length < 2 || (named.length === 0 && palette.length < 3); i++) {
-    palette.push(hueColor(byte(i * 3), 0.45 + (byte(i * 3 + 1) / 255) * 0.5));
+  let palette: Rgb[] = named.slice(0, 3);
+  if (palette.length === 1) {
+    // One colour word: shades of that colour, so the picture stays that colour.
+    const [c] = palette as [Rgb];
+    const shade = (f: number): Rgb => [Math.min(255, Math.round(c[0] * f)), Math.min(255, Math.round(c[1] * f)), Math.min(255, Math.round(c[2] * f))];
+    palette = [shade(0.45), c, shade(1.25)];
   }
+  for (let i = 0; palette.length < (named.length === 0 ? 3 : 2); i++) palette.push(hueColor(byte(i * 3), 0.45 + (byte(i * 3 + 1) / 255) * 0.5));
   return {
     palette,
     waveAngle: (byte(10) / 256) * Math.PI,

@@ -4,7 +4,7 @@
  * JSON calls with or without a key, polling, and ffprobe.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -202,4 +202,16 @@ export function correlation(a: number[], b: number[]): number {
 export async function download(url: string, key: string): Promise<{ status: number; contentType: string | null; data: Buffer; redirectedTo: string }> {
   const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
   return { status: res.status, contentType: res.headers.get('content-type'), data: Buffer.from(await res.arrayBuffer()), redirectedTo: res.url };
+}
+
+/** A short test-pattern MP4 without audio, made by ffmpeg. */
+export function testVideo(seconds: number, width = 160, height = 120): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'voxpipe-media-test-'));
+  try {
+    const path = join(dir, 'video.mp4');
+    execFileSync(TOOLS.ffmpeg!, ['-v', 'error', '-f', 'lavfi', '-i', `testsrc=size=${width}x${height}:rate=10`, '-t', String(seconds), '-pix_fmt', 'yuv420p', '-c:v', 'mpeg4', path]);
+    return readFileSync(path);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
