@@ -70,6 +70,9 @@ export function runProcess(file: string, args: readonly string[], options: RunOp
     const kill = (why: string) => {
       failure ??= why;
       child.kill('SIGKILL');
+      // A grandchild holding the pipes open must not keep us waiting for 'close'.
+      child.stdout.destroy();
+      child.stderr.destroy();
     };
     const timer = setTimeout(() => kill(`timed out after ${timeoutMs} ms`), timeoutMs);
     const onAbort = () => kill('aborted');
