@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { VoxpipeError } from './errors.js';
 import { createClient } from './http/index.js';
-import type { AudioFormat } from './protocol/audio.js';
+import type { AudioFormat, PcmInfo } from './protocol/audio.js';
 import { DEFAULT_MODEL, REALTIME_PATHS, type Mode } from './protocol/constants.js';
 import type { StartRequest } from './protocol/events.js';
 import type { ServiceConfig } from './config.js';
@@ -56,23 +56,35 @@ interface CapabilitiesModel {
   voices?: { voice_id: string }[];
 }
 
-/** The first public voice of `model`, from the capabilities route (or the compatible voice list). */
-export async function defaultVoice(config: ServiceConfig, model: string, signal?: AbortSignal): Promise<string> {
-  const init = { headers: { authorization: `Bearer ${config.apiKey}` }, ...(signal && { signal }) };
+/** What the client needs from `GET {rt_http_url}/v2/tts/capabilities`. */
+export interface RealtimeCapabilities {
+  /** Public voice ids per model. */
+  voices: Map<string, string[]>;
+  /** PCM layout of the service's audio, when it says. */
+  pcm: PcmInfo | undefined;
+}
+
+/** Read the capabilities route; undefined when realtime is not reachable for this account. */
+export async function fetchCapabilities(config: ServiceConfig, signal?: AbortSignal): Promise<RealtimeCapabilities | undefined> {
   try {
-    const res = await fetch(`${config.rtHttpUrl}${REALTIME_PATHS.capabilities}`, init);
-    if (res.ok) {
-      const caps = (await res.json()) as { providers?: { models?: CapabilitiesModel[] }[] };
-      for (const p of caps.providers ?? []) {
-        const m = p.models?.find((x) => x.id === model);
-        const voice = m?.voices?.[0]?.voice_id;
-        if (voice) return voice;
-      }
-    }
+    const res = await fetch(`${config.rtHttpUrl}${REALTIME_PATHS.capabilities}`, { headers: { authorization: `Bearer ${config.apiKey}` }, ...(signal && { signal }) });
+    if (!res.ok) return undefined;
+    const caps = (await res.json()) as { providers?: { models?: CapabilitiesModel[] }[]; pcm?: { sample_rate?: number; channels?: number; bit_depth?: number } };
+    const voices = new Map<string, string[]>();
+    for (const p of caps.providers ?? []) for (const m of p.models ?? []) voices.set(m.id, (m.voices ?? []).map((v) => v.voice_id));
+    const pcm = caps.pcm?.sample_rate ? { sampleRate: caps.pcm.sample_rate, channels: caps.pcm.channels ?? 1, bitDepth: caps.pcm.bit_depth ?? 16 } : undefined;
+    return { voices, pcm };
   } catch {
-    // Realtime may be disabled for the account: fall back to the compatible voice list.
+    return undefined;
   }
-  const res = await fetch(`${config.rootUrl}/v1/audio/voices`, init);
+}
+
+/** The first public voice of `model`, from the capabilities (or the compatible voice list). */
+export async function defaultVoice(config: ServiceConfig, model: string, signal?: AbortSignal, caps?: RealtimeCapabilities): Promise<string> {
+  const fromCaps = (caps ?? (await fetchCapabilities(config, signal)))?.voices.get(model)?.[0];
+  if (fromCaps) return fromCaps;
+  // Realtime may be disabled for the account: the compatible voice list names voices too.
+  const res = await fetch(`${config.rootUrl}/v1/audio/voices`, { headers: { authorization: `Bearer ${config.apiKey}` }, ...(signal && { signal }) });
   if (res.ok) {
     const body = (await res.json()) as { voices?: { id: string }[] };
     const voice = body.voices?.[0]?.id;
@@ -81,8 +93,25 @@ export async function defaultVoice(config: ServiceConfig, model: string, signal?
   throw new VoxpipeError('voice_not_found', `no public voice found for model ${model}; pass a voice id`);
 }
 
+/** Whether `voiceId` is one of the account's personal voices (`GET {base_url}/voices`). */
+async function isPersonalVoice(config: ServiceConfig, voiceId: string, signal?: AbortSignal): Promise<boolean> {
+  try {
+    const res = await fetch(`${config.baseUrl}/voices?limit=100`, { headers: { authorization: `Bearer ${config.apiKey}` }, ...(signal && { signal }) });
+    if (!res.ok) return false;
+    const body = (await res.json()) as { data?: { voiceId?: string }[]; voices?: { voiceId?: string; id?: string }[] };
+    return [...(body.data ?? []), ...(body.voices ?? [])].some((v) => v.voiceId === voiceId || (v as { id?: string }).id === voiceId);
+  } catch {
+    return false;
+  }
+}
+
 /** Build a transport by name (no failover: see `createSpeechStream`). */
-export function createTransport(name: Exclude<TransportChoice, 'auto'>, config: ServiceConfig, o: Required<Pick<SpeechOptions, 'voiceId' | 'model' | 'format' | 'requestId'>> & SpeechOptions, continuing = false): SegmentTransport {
+export function createTransport(
+  name: Exclude<TransportChoice, 'auto'>,
+  config: ServiceConfig,
+  o: Required<Pick<SpeechOptions, 'voiceId' | 'model' | 'format' | 'requestId'>> & SpeechOptions & { pcm?: PcmInfo | undefined },
+  continuing = false,
+): SegmentTransport {
   if (name === 'realtime') {
     const request: StartRequest = { voice_id: o.voiceId, model: o.model, format: o.format };
     if (o.speed !== undefined) request.speed = o.speed;
@@ -102,6 +131,8 @@ export function createTransport(name: Exclude<TransportChoice, 'auto'>, config: 
     requestId: o.requestId,
     ...(o.speed !== undefined && { speed: o.speed }),
     ...(o.emotion !== undefined && { emotion: o.emotion }),
+    // The HTTP routes say their PCM layout only with the audio: announce the service's in `ready`.
+    ...(o.pcm && { pcm: o.pcm }),
     // Taking over a wav stream that already sent its header: no second header.
     ...(continuing && { wavHeader: false }),
   };
@@ -116,14 +147,25 @@ export function createTransport(name: Exclude<TransportChoice, 'auto'>, config: 
  */
 export async function createSpeechStream(config: ServiceConfig, options: SpeechOptions = {}): Promise<SpeechStream> {
   const model = options.model ?? DEFAULT_MODEL;
+  let choice = options.transport ?? 'auto';
+  const caps = choice === 'auto' || choice === 'realtime' || options.voiceId === undefined || options.format === 'pcm' || options.format === undefined
+    ? await fetchCapabilities(config, options.signal)
+    : undefined;
+  const voiceId = options.voiceId ?? (await defaultVoice(config, model, options.signal, caps));
+  // Realtime speaks public voices only (spec 4.10): the account's personal
+  // (cloned or designed) voices go over HTTP from the start. An unknown voice
+  // stays on realtime, which names the problem (`voice_not_found`).
+  if (choice === 'auto' && caps && ![...caps.voices.values()].some((list) => list.includes(voiceId))) {
+    if (await isPersonalVoice(config, voiceId, options.signal)) choice = 'sync';
+  }
   const resolved = {
     ...options,
     model,
     format: options.format ?? 'pcm',
     requestId: options.requestId ?? randomUUID(),
-    voiceId: options.voiceId ?? (await defaultVoice(config, model, options.signal)),
+    voiceId,
+    pcm: caps?.pcm,
   };
-  const choice = options.transport ?? 'auto';
   const streamOptions: SpeechStreamOptions = {
     transport: createTransport(choice === 'auto' ? 'realtime' : choice, config, resolved),
     ...(choice === 'auto' && { fallback: ({ bytesEmitted }: { bytesEmitted: number }) => createTransport('sync', config, resolved, bytesEmitted > 0) }),

@@ -67,4 +67,15 @@ describe('auto failover', () => {
     expect(bytes).toBeGreaterThan(0);
     expect(speech.summary().segments.every((s) => s.transport === 'sync')).toBe(true);
   });
+
+  it('speaks a personal (non-public) voice over sync from the start, since realtime takes public voices only', async () => {
+    server.ctx.store.collection('voices').set('voice_personal_1', { voiceId: 'voice_personal_1', userId: 'local-dev', name: 'Mine', basePitchHz: 150, espeakVoice: 'en-us' });
+    const speech = await createSpeechStream(config, { format: 'pcm', transport: 'auto', voiceId: 'voice_personal_1' });
+    speech.end('My own voice.');
+    let bytes = 0;
+    for await (const c of speech) bytes += (c as Buffer).length;
+    expect(bytes).toBeGreaterThan(0);
+    expect(speech.summary().transport).toBe('sync');
+    expect(speech.summary().ready?.sampleRate).toBe(24_000);
+  });
 });

@@ -26,6 +26,8 @@ export interface PersonalVoiceRecord {
   basePitchHz?: number;
   /** espeak voice name; default `en-us`. */
   espeakVoice?: string;
+  /** Speaking-rate multiplier measured (clone) or designed; default 1. */
+  rate?: number;
   /** Models the voice supports; default every model. */
   models?: string[];
   defaultEngineModelId?: string;
@@ -42,6 +44,8 @@ export interface ResolvedVoice {
   defaultEngineModelId: string;
   basePitchHz: number;
   espeakVoice: string;
+  /** Speaking-rate multiplier of the voice (1 for public voices); synthesis multiplies it with the model's. */
+  rate: number;
 }
 
 function derivedPitch(voiceId: string): number {
@@ -53,7 +57,7 @@ function derivedPitch(voiceId: string): number {
 export function resolveVoice(ctx: ServerContext, account: Account, voiceId: string): ResolvedVoice {
   const pub = findPublicVoice(voiceId);
   if (pub) {
-    return { voiceId, name: pub.name, personal: false, models: pub.models, defaultEngineModelId: pub.defaultEngineModelId, basePitchHz: pub.basePitchHz, espeakVoice: pub.espeakVoice };
+    return { voiceId, name: pub.name, personal: false, models: pub.models, defaultEngineModelId: pub.defaultEngineModelId, basePitchHz: pub.basePitchHz, espeakVoice: pub.espeakVoice, rate: 1 };
   }
   const own = ctx.store.collection<PersonalVoiceRecord>(PERSONAL_VOICES_COLLECTION).get(voiceId);
   if (!own || own.deletedAt) throw badRequest(`unknown voiceId ${JSON.stringify(voiceId.slice(0, 128))}; list voices with GET /voices`);
@@ -67,5 +71,6 @@ export function resolveVoice(ctx: ServerContext, account: Account, voiceId: stri
     defaultEngineModelId: own.defaultEngineModelId ?? models[0] ?? MODELS[0]!.id,
     basePitchHz: own.basePitchHz ?? derivedPitch(voiceId),
     espeakVoice: own.espeakVoice ?? 'en-us',
+    rate: own.rate ?? 1,
   };
 }

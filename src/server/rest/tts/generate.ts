@@ -19,7 +19,7 @@ export interface Generated {
 
 /** Engine parameters of the request's voice on its model. */
 export function engineVoiceOf(params: Pick<TtsParams, 'voice' | 'model'>): EngineVoiceParams {
-  return { basePitchHz: params.voice.basePitchHz, rate: params.model.rate, espeakVoice: params.voice.espeakVoice };
+  return { basePitchHz: params.voice.basePitchHz, rate: params.model.rate * params.voice.rate, espeakVoice: params.voice.espeakVoice };
 }
 
 /** Thrown when generation failed after the charge was held and then refunded. */
