@@ -1,0 +1,53 @@
+/**
+ * `voxpipe transcribe AUDIO_URL|FILE [--model M] [--language TAG] [--duration SECONDS] [--json] [--interval-ms N]`
+ *
+ * Creates a speech-to-text task (`POST /asr/tasks`), waits for it (progress
+ * on standard error when it is a terminal) and prints the transcript on
+ * standard output, or one JSON line with `--json`. A local FILE is served to
+ * the service from 127.0.0.1 (see media-shared.ts). A failed task exits
+ * non-zero with one standard-error line naming its error code.
+ */
+import { parseArgs } from 'node:util';
+import type { AsrTask } from '../../http/resources/asr.js';
+import { numberOption, usage, UsageError } from '../args.js';
+import { ExitCode, type Io } from '../io.js';
+import { openService } from '../service.js';
+import { clientOf, LocalFiles, pollOptionsOf } from './media-shared.js';
+
+export const USAGE = 'voxpipe transcribe AUDIO_URL|FILE [--model M] [--language TAG] [--duration SECONDS] [--json]';
+
+const OPTIONS = {
+  model: { type: 'string' },
+  language: { type: 'string' },
+  duration: { type: 'string' },
+  json: { type: 'boolean' },
+  'interval-ms': { type: 'string' },
+} as const;
+
+export async function run(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
+  if (positionals.length !== 1) throw new UsageError(`transcribe needs one AUDIO_URL or FILE\n  ${USAGE}`);
+  const durationSeconds = numberOption(values.duration, 'duration', 0.001, 600);
+  const service = await openService(io);
+  const files = new LocalFiles();
+  try {
+    const audioUrl = await files.urlOf(positionals[0]!, 'audio');
+    const client = clientOf(service.config);
+    const handle = await client.asr.submit({
+      audioUrl,
+      ...(values.model !== undefined && { model: values.model }),
+      ...(values.language !== undefined && { language: values.language }),
+      ...(durationSeconds !== undefined && { durationSeconds }),
+    });
+    const task: AsrTask = await handle.result(pollOptionsOf<AsrTask>(service, io, 'transcription', values['interval-ms']));
+    const transcript = task.transcript ?? '';
+    if (values.json) {
+      const raw = task.raw;
+      io.stdout.write(`${JSON.stringify({ taskId: task.id, status: task.status, model: task.model, transcript, durationSeconds: raw['durationSeconds'] ?? null, creditsCharged: task.creditsCharged })}\n`);
+    } else io.stdout.write(`${transcript}\n`);
+    return ExitCode.ok;
+  } finally {
+    await files.close();
+    await service.close();
+  }
+}
