@@ -34,6 +34,7 @@ export { configFromEnv, deriveUrls } from './config.js';
 export type { ServiceConfig } from './config.js';
 export * from './errors.js';
 export type { AudioChunk, AudioFormat, PcmInfo } from './protocol/audio.js';
+export { verifyWebhookSignature, signWebhook, parseSignatureHeader, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_TOLERANCE_MS } from './protocol/webhooks.js';
 
 export * as realtime from './realtime/index.js';
 export * as http from './http/index.js';

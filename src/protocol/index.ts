@@ -4,3 +4,4 @@ export * from './codec.js';
 export * from './constants.js';
 export * from './events.js';
 export * from './limits.js';
+export * from './webhooks.js';

@@ -22,7 +22,7 @@ import type { ServerContext } from '../context.js';
 import type { Collection } from '../store/types.js';
 import type { Task } from '../rest/common/task-runner.js';
 import { checkPublicUrl, PublicUrlError } from './public-url.js';
-import { signWebhook, WEBHOOK_ATTEMPT_HEADER, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_SIGNATURE_HEADER } from './verify.js';
+import { signWebhook, WEBHOOK_ATTEMPT_HEADER, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_SIGNATURE_HEADER } from '../../protocol/webhooks.js';
 
 /** Event types, by the task's terminal state. */
 export const WebhookEventType = {

@@ -2,7 +2,7 @@
  * Module: profile, usage, voices (list, clone, delete), voice design, and
  * task-completion webhooks, with the legacy voice paths of spec 9.
  * Prices and the design lifetime: `settings.ts`; webhook rules:
- * `../../webhooks/dispatcher.ts`; signatures: `../../webhooks/verify.ts`.
+ * `../../webhooks/dispatcher.ts`; signatures: `../../../protocol/webhooks.ts`.
  */
 import type { ModuleFactory } from '../../app.js';
 import { WebhookDispatcher, webhookOptionsFromEnv } from '../../webhooks/dispatcher.js';
