@@ -5,6 +5,14 @@
 import { VoxpipeError } from '../errors.js';
 import { UsageError } from './args.js';
 import { errorLine, ExitCode, processIo, type Io } from './io.js';
+import * as design from './commands/design.js';
+import * as image from './commands/image.js';
+import * as lipsync from './commands/lipsync.js';
+import * as transcribe from './commands/transcribe.js';
+import * as video from './commands/video.js';
+import * as profile from './commands/profile.js';
+import * as usageCommand from './commands/usage.js';
+import * as voices from './commands/voices.js';
 import { jobs, JOBS_USAGE } from './jobs.js';
 import { say, SAY_USAGE, speak, SPEAK_USAGE } from './say.js';
 import { serve, SERVE_USAGE } from './serve.js';
@@ -16,6 +24,14 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   speak: { run: speak, usage: SPEAK_USAGE },
   serve: { run: serve, usage: SERVE_USAGE },
   jobs: { run: jobs, usage: JOBS_USAGE },
+  voices: { run: voices.run, usage: voices.USAGE },
+  design: { run: design.run, usage: design.USAGE },
+  profile: { run: profile.run, usage: profile.USAGE },
+  usage: { run: usageCommand.run, usage: usageCommand.USAGE },
+  transcribe: { run: transcribe.run, usage: transcribe.USAGE },
+  image: { run: image.run, usage: image.USAGE },
+  video: { run: video.run, usage: video.USAGE },
+  lipsync: { run: lipsync.run, usage: lipsync.USAGE },
 };
 
 function usage(): string {
