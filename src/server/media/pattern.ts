@@ -132,17 +132,30 @@ export function renderParams(p: PatternParams, width: number, height: number, op
   if (base && (base.width !== width || base.height !== fullHeight)) throw new Error('base image size differs from the output size');
   const baseWeight = base ? (options.baseWeight ?? 0.65) : 0;
   const pixels = new Uint8Array(width * height * 3);
-  const cos = Math.cos(p.waveAngle);
-  const sin = Math.sin(p.waveAngle);
+  const k = 2 * Math.PI * p.waveCycles;
+  const kx = k * Math.cos(p.waveAngle);
+  const ky = k * Math.sin(p.waveAngle);
+  const ringK = 2 * Math.PI * p.ringCycles;
   const phase = 2 * Math.PI * p.speed * t;
+  // sin(kx*u + ky*v + phase) = sin(kx*u)cos(ky*v + phase) + cos(kx*u)sin(ky*v + phase): one table per column, two values per row.
+  const colSin = new Float64Array(width);
+  const colCos = new Float64Array(width);
+  const colDx2 = new Float64Array(width);
+  for (let x = 0; x < width; x++) {
+    const u = x / width;
+    colSin[x] = Math.sin(kx * u);
+    colCos[x] = Math.cos(kx * u);
+    colDx2[x] = (u - p.ringX) ** 2;
+  }
   const color = new Float64Array(3);
   for (let y = 0; y < height; y++) {
     const v = (y + rowOffset) / fullHeight;
+    const rowCos = Math.cos(ky * v + phase);
+    const rowSin = Math.sin(ky * v + phase);
+    const dy2 = (v - p.ringY) ** 2;
     for (let x = 0; x < width; x++) {
-      const u = x / width;
-      const linear = Math.sin(2 * Math.PI * p.waveCycles * (u * cos + v * sin) + phase);
-      const dist = Math.hypot(u - p.ringX, v - p.ringY);
-      const ring = Math.sin(2 * Math.PI * p.ringCycles * dist - phase * 1.5);
+      const linear = colSin[x]! * rowCos + colCos[x]! * rowSin;
+      const ring = Math.sin(ringK * Math.sqrt(colDx2[x]! + dy2) - phase * 1.5);
       paletteAt(p.palette, 0.5 + 0.3 * linear + 0.2 * ring, color);
       const o = (y * width + x) * 3;
       if (base) {
