@@ -1,5 +1,5 @@
 /**
- * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls]`
+ * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N]`
  * Prints exactly one JSON line when ready:
  * {"event":"listening","baseUrl":...,"rootUrl":...,"wsUrl":...,"rtHttpUrl":...}
  * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { choice, numberOption, usage, UsageError } from './args.js';
 import { ExitCode, note, type Io } from './io.js';
 
-export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls]';
+export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit REQUESTS_PER_SECOND]';
 
 async function loadAccounts(path: string): Promise<AccountSeed[]> {
   let parsed: unknown;
@@ -39,10 +39,12 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
         accounts: { type: 'string' },
         faults: { type: 'string' },
         'allow-private-urls': { type: 'boolean' },
+        'rate-limit': { type: 'string' },
       },
     }),
   );
   const port = numberOption(values.port, 'port', 0, 65_535);
+  const rateLimit = numberOption(values['rate-limit'], 'rate-limit', 0.01, 1_000_000);
   const engine = choice(values.engine, 'engine', ['espeak', 'tone', 'auto'] as const);
   let faults: FaultPlan | undefined;
   if (values.faults) {
@@ -59,6 +61,7 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
     ...(values.accounts !== undefined && { accounts: await loadAccounts(values.accounts) }),
     ...(faults !== undefined && { faults }),
     ...(values['allow-private-urls'] && { allowPrivateUrls: true }),
+    ...(rateLimit !== undefined && { rateLimit: { requestsPerSecond: rateLimit } }),
   });
   io.stdout.write(`${JSON.stringify({ event: 'listening', baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl })}\n`);
   note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}`);

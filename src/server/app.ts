@@ -13,6 +13,7 @@ import { authenticate } from './http/auth.js';
 import { ApiErrorCode, HttpError } from './http/errors.js';
 import { describeZodError, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, parseJson, readBody, Router, type Reply, type RouteContext, type RouteDef } from './http/router.js';
 import { Ledger } from './ledger.js';
+import { RateLimiter, type RateLimitOptions } from './http/rate-limit.js';
 import { SERVER_MODULES } from './modules.js';
 import { MemoryStore } from './store/memory.js';
 import type { Account, Store } from './store/types.js';
@@ -51,6 +52,8 @@ export interface ServerOptions {
   site?: string;
   /** Storage; default in memory. */
   store?: Store;
+  /** Per-account REST rate limit (429 with Retry-After); default none. */
+  rateLimit?: RateLimitOptions;
 }
 
 /** A module of routes and WebSocket endpoints (realtime, TTS REST, media, account...). */
@@ -137,6 +140,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     draining: false,
   };
 
+  const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
   const router = new Router();
   const modules = SERVER_MODULES.map((factory) => factory(ctx, router));
   for (const m of modules) if (m.routes) router.add(...m.routes);
@@ -160,6 +164,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
       if (match === 'methodNotAllowed') throw new HttpError(405, ApiErrorCode.invalidRequest, `method ${method} not allowed on ${url.pathname}`);
       const { def, params } = match;
       const account = def.auth === false ? (undefined as unknown as Account) : authenticate(store, req.headers, url);
+      if (account && limiter) limiter.take(account.userId);
       if (account && def.capability && account.capabilities && !account.capabilities.includes(def.capability)) {
         throw new HttpError(403, ApiErrorCode.forbidden, `this API key has no access to ${def.capability}`);
       }
