@@ -5,6 +5,7 @@
 import { VoxpipeError } from '../errors.js';
 import { UsageError } from './args.js';
 import { errorLine, ExitCode, processIo, type Io } from './io.js';
+import { bench, BENCH_USAGE } from './bench.js';
 import * as design from './commands/design.js';
 import * as image from './commands/image.js';
 import * as lipsync from './commands/lipsync.js';
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   image: { run: image.run, usage: image.USAGE },
   video: { run: video.run, usage: video.USAGE },
   lipsync: { run: lipsync.run, usage: lipsync.USAGE },
+  bench: { run: bench, usage: BENCH_USAGE },
 };
 
 function usage(): string {

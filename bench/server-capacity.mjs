@@ -1,0 +1,137 @@
+// Capacity of the reference server with the `tone` engine: reliable streams
+// per second and seconds of audio generated per second at 1, 10, 100 and
+// 1,000 concurrent streams, with the time to first audio under that load and
+// the server's CPU time per stream. The baseline is the same server at
+// concurrency 1, in the same run.
+//
+// The server runs in a child process (`voxpipe serve`); the load comes from
+// the minimal raw client (bench/_raw-client.mjs) in this process, so the
+// client costs as little as possible. Each stream: connect, start, one short
+// text (its segments as SpeechStream would cut them), all its audio, stop.
+// Loopback only; stops by itself. Options: --levels 1,10,100,1000
+// --streams-per-level N (default max(200, 3 x level)).
+// Run `npm run build` first. Writes bench/results/server-capacity.json.
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { defaultModel, fetchCapabilities } from '../dist/bench/capabilities.js';
+import { summarize } from '../dist/bench/stats.js';
+import { BENCH_TEXTS } from '../dist/bench/texts.js';
+import { TokenSegmenter } from '../dist/stream/token-segmenter.js';
+import { argInt, machine, r, startChildServer, writeResults } from './_common.mjs';
+import { RawReliableSession } from './_raw-client.mjs';
+
+const levelsArg = process.argv.indexOf('--levels');
+const LEVELS = levelsArg >= 0 ? process.argv[levelsArg + 1].split(',').map(Number) : [1, 10, 100, 1000];
+const PER_LEVEL = argInt('streams-per-level', 0);
+const TEXT = BENCH_TEXTS.short;
+const BYTES_PER_AUDIO_S = 24_000 * 2; // tone: 24 kHz mono s16le
+const CLOCK_TICKS_PER_S = 100; // Linux USER_HZ
+
+function segmentsOf(text) {
+  const out = [];
+  const seg = new TokenSegmenter({}, (s) => out.push(s));
+  seg.push(text);
+  seg.end();
+  return out;
+}
+const SEGMENTS = segmentsOf(TEXT);
+
+/** CPU time used so far by process `pid`, ms (Linux /proc; undefined elsewhere). */
+function cpuMsOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S) * 1000;
+  } catch {
+    return undefined;
+  }
+}
+
+const server = await startChildServer({ engine: 'tone' });
+const { config } = server;
+const caps = await fetchCapabilities(config);
+const model = defaultModel(caps);
+const request = { voice_id: model.voices[0].id, model: model.id, format: 'pcm' };
+
+async function oneStream() {
+  const s = new RawReliableSession({ wsUrl: config.wsUrl, apiKey: config.apiKey, request });
+  const t0 = performance.now();
+  try {
+    await s.open();
+    const connectMs = performance.now() - t0;
+    let first;
+    const t1 = performance.now();
+    const bytes = await s.speak(SEGMENTS, () => (first ??= performance.now()));
+    return { connectMs, ttfaMs: first - t1, bytes };
+  } catch (err) {
+    s.close();
+    return { error: String(err.message ?? err).split(':')[0] };
+  }
+}
+
+async function level(concurrency) {
+  const total = PER_LEVEL > 0 ? PER_LEVEL : Math.max(200, 3 * concurrency);
+  let started = 0;
+  const samples = [];
+  const cpu0 = cpuMsOf(server.pid);
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (started < total) {
+        started++;
+        samples.push(await oneStream());
+      }
+    }),
+  );
+  const wallMs = performance.now() - t0;
+  const cpu1 = cpuMsOf(server.pid);
+  const ok = samples.filter((s) => !s.error);
+  const errors = {};
+  for (const s of samples) if (s.error) errors[s.error] = (errors[s.error] ?? 0) + 1;
+  const bytes = ok.reduce((n, s) => n + s.bytes, 0);
+  const d = (xs) => {
+    const x = summarize(xs);
+    return x && { p50: r(x.p50, 2), p90: r(x.p90, 2), p99: r(x.p99, 2), max: r(x.max, 2) };
+  };
+  return {
+    concurrency,
+    streams: total,
+    completed: ok.length,
+    errors,
+    wallMs: r(wallMs, 0),
+    streamsPerSecond: r(ok.length / (wallMs / 1000), 1),
+    audioSecondsPerSecond: r(bytes / BYTES_PER_AUDIO_S / (wallMs / 1000), 1),
+    ttfaMs: d(ok.map((s) => s.ttfaMs)),
+    connectMs: d(ok.map((s) => s.connectMs)),
+    serverCpu: cpu0 === undefined || cpu1 === undefined ? null : { msPerStream: r((cpu1 - cpu0) / ok.length, 2), utilisation: r((cpu1 - cpu0) / wallMs, 2) },
+  };
+}
+
+const results = {
+  bench: 'server-capacity',
+  date: new Date().toISOString(),
+  machine: machine(),
+  server: 'voxpipe serve --engine tone in a child process (loopback), one process',
+  client: 'minimal raw ws + @msgpack/msgpack client in one process (bench/_raw-client.mjs), reliable mode, pcm',
+  text: { chars: TEXT.length, segments: SEGMENTS.length, audioSeconds: null },
+  baseline: 'the same server at concurrency 1',
+  levels: [],
+};
+await level(Math.min(10, LEVELS[0])); // warm-up, discarded
+for (const c of LEVELS) results.levels.push(await level(c));
+await server.close();
+
+const base = results.levels[0];
+for (const l of results.levels) l.throughputVsConcurrency1 = r(l.streamsPerSecond / base.streamsPerSecond, 2);
+const anyOk = results.levels.find((l) => l.completed > 0);
+if (anyOk) results.text.audioSeconds = r(anyOk.audioSecondsPerSecond / anyOk.streamsPerSecond, 2);
+const file = writeResults('server-capacity', results);
+
+console.log(`reference server capacity (tone, one process; raw client load from one process), text of ${TEXT.length} characters (${results.text.audioSeconds} s of audio)`);
+console.log('  concurrency  streams/s  audio s/s  vs c=1  TTFA p50   p99  connect p99  server CPU ms/stream  util  errors');
+for (const l of results.levels) {
+  console.log(
+    `  ${String(l.concurrency).padStart(11)}  ${String(l.streamsPerSecond).padStart(9)}  ${String(l.audioSecondsPerSecond).padStart(9)}  ${String(l.throughputVsConcurrency1).padStart(6)}  ${String(l.ttfaMs?.p50 ?? '-').padStart(8)}  ${String(l.ttfaMs?.p99 ?? '-').padStart(5)}  ${String(l.connectMs?.p99 ?? '-').padStart(11)}  ${String(l.serverCpu?.msPerStream ?? '-').padStart(20)}  ${String(l.serverCpu?.utilisation ?? '-').padStart(4)}  ${JSON.stringify(l.errors)}`,
+  );
+}
+console.log(`wrote ${file}`);

@@ -1,0 +1,160 @@
+/**
+ * `voxpipe bench`: time to first audio of the configured service, or of the
+ * embedded reference server when none is configured, per transport, format,
+ * model, voice, text length, concurrency, cold and warm.
+ *
+ * Standard error gets the progress bar (TTY or --progress) and the table;
+ * standard output only the JSON document with --json.
+ */
+import { writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { AUDIO_FORMATS, type AudioFormat } from '../protocol/audio.js';
+import {
+  BENCH_TEXT_NAMES,
+  BENCH_TRANSPORTS,
+  DEFAULT_BENCH_TRANSPORTS,
+  DEFAULT_RUNS,
+  DEFAULT_WARMUP,
+  formatTable,
+  ProgressBar,
+  renderPlot,
+  runBenchmark,
+  Variant,
+  type BenchTextName,
+  type BenchTransport,
+  type CaseAxes,
+} from '../bench/index.js';
+import { choice, numberOption, usage, UsageError } from './args.js';
+import { ExitCode, note, type Io } from './io.js';
+import { openService } from '../service.js';
+
+export const BENCH_USAGE =
+  'voxpipe bench [--runs N (20)] [--warmup N (3)] [--transports realtime-reliable,realtime-simple,sync,compat,async|all] [--formats pcm,wav,mp3,opus|all] [--models ID,...|all] [--voices ID,...|all] [--texts short,medium,long|all] [--concurrency 1,10,100,1000] [--cold|--warm|--both] [--json] [--plot FILE.svg] [--out FILE.json] [--progress]';
+
+const OPTIONS = {
+  runs: { type: 'string' },
+  warmup: { type: 'string' },
+  transports: { type: 'string' },
+  formats: { type: 'string' },
+  models: { type: 'string' },
+  voices: { type: 'string' },
+  texts: { type: 'string' },
+  concurrency: { type: 'string' },
+  cold: { type: 'boolean' },
+  warm: { type: 'boolean' },
+  both: { type: 'boolean' },
+  json: { type: 'boolean' },
+  plot: { type: 'string' },
+  out: { type: 'string' },
+  progress: { type: 'boolean' },
+  engine: { type: 'string' },
+  'timeout-ms': { type: 'string' },
+} as const;
+
+/** Most streams a run may open at once. */
+const MAX_CONCURRENCY = 10_000;
+
+function list(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  return items.length > 0 ? items : undefined;
+}
+
+function listOf<T extends string>(value: string | undefined, name: string, allowed: readonly T[]): T[] | 'all' | undefined {
+  const items = list(value);
+  if (!items) return undefined;
+  if (items.length === 1 && items[0] === 'all') return 'all';
+  return items.map((item) => choice(item, name, allowed)!);
+}
+
+function integers(value: string | undefined, name: string, min: number, max: number): number[] | undefined {
+  const items = list(value);
+  if (!items) return undefined;
+  return items.map((item) => {
+    const n = numberOption(item, name, min, max)!;
+    if (!Number.isInteger(n)) throw new UsageError(`--${name} takes whole numbers, got ${item}`);
+    return n;
+  });
+}
+
+/** The parsed options that choose the cases. */
+export interface AxesArgs {
+  transports?: string | undefined;
+  formats?: string | undefined;
+  models?: string | undefined;
+  voices?: string | undefined;
+  texts?: string | undefined;
+  concurrency?: string | undefined;
+  cold?: boolean | undefined;
+  warm?: boolean | undefined;
+  both?: boolean | undefined;
+}
+
+/** The sweep the arguments ask for (defaults: the realtime and sync/compat transports, pcm, default model, first voice, short text, 1 stream, cold and warm). */
+export function axesFromArgs(values: AxesArgs): CaseAxes {
+  const transports = listOf(values.transports, 'transports', BENCH_TRANSPORTS);
+  const formats = listOf(values.formats, 'formats', AUDIO_FORMATS);
+  const texts = listOf(values.texts, 'texts', BENCH_TEXT_NAMES);
+  const models = list(values.models);
+  const voices = list(values.voices);
+  const picked = [values.cold && Variant.cold, values.warm && Variant.warm].filter((v): v is Variant => typeof v === 'string');
+  if (values.both && picked.length === 1) throw new UsageError('--both cannot be combined with --cold or --warm');
+  return {
+    transports: transports === 'all' ? BENCH_TRANSPORTS : (transports ?? DEFAULT_BENCH_TRANSPORTS),
+    formats: formats === 'all' ? 'all' : ((formats as AudioFormat[] | undefined) ?? ['pcm']),
+    models: models === undefined ? 'default' : models.length === 1 && models[0] === 'all' ? 'all' : models,
+    voices: voices === undefined ? 'first' : voices.length === 1 && voices[0] === 'all' ? 'all' : voices,
+    texts: texts === 'all' ? BENCH_TEXT_NAMES : ((texts as BenchTextName[] | undefined) ?? ['short']),
+    concurrency: integers(values.concurrency, 'concurrency', 1, MAX_CONCURRENCY) ?? [1],
+    variants: picked.length === 1 ? picked : [Variant.cold, Variant.warm],
+  };
+}
+
+export async function bench(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
+  if (positionals.length > 0) throw new UsageError(`bench takes no positional arguments, got ${JSON.stringify(positionals[0])}`);
+  const runs = integers(values.runs, 'runs', 1, 100_000)?.[0] ?? DEFAULT_RUNS;
+  const warmup = integers(values.warmup, 'warmup', 0, 100_000)?.[0] ?? DEFAULT_WARMUP;
+  const runTimeoutMs = numberOption(values['timeout-ms'], 'timeout-ms', 1, 3_600_000);
+  const engine = choice(values.engine, 'engine', ['espeak', 'tone', 'auto'] as const);
+  const axes = axesFromArgs(values);
+  const transports: readonly BenchTransport[] = axes.transports;
+
+  // The embedded server's note (tone because espeak is missing) only when the engine was not chosen.
+  const service = await openService({ env: io.env, ...(engine ? { engine } : { onNote: (text: string) => note(io, text) }) });
+  try {
+    const showProgress = values.progress === true || (io.stderr as { isTTY?: boolean }).isTTY === true;
+    const bar = new ProgressBar(io.stderr, { enabled: showProgress });
+    if (transports.includes('async')) note(io, 'async: each job is polled every 3 s (spec 8), so its time to first audio is about 3 s and its runs take a while');
+    const report = await runBenchmark(service.config, axes, {
+      runs,
+      warmup,
+      ...(runTimeoutMs !== undefined && { runTimeoutMs }),
+      onProgress: (p) => bar.update(p.done, p.total, `${p.warmup ? 'warm-up ' : ''}${p.caseId}`),
+      service: service.embedded ? { embedded: true, engine: service.embedded.ctx.engine.name } : { embedded: false, baseUrl: service.config.baseUrl },
+    });
+    bar.clear();
+    io.stderr.write(formatTable(report));
+    if (values.plot !== undefined) {
+      await writeFile(values.plot, renderPlot(report));
+      note(io, `wrote ${values.plot}`);
+    }
+    if (values.out !== undefined) {
+      await writeFile(values.out, `${JSON.stringify(report, null, 2)}\n`);
+      note(io, `wrote ${values.out}`);
+    }
+    if (values.json) io.stdout.write(`${JSON.stringify(report)}\n`);
+    const measured = report.cases.reduce((n, c) => n + c.samples - c.errors, 0);
+    if (measured === 0) {
+      const codes = report.cases.flatMap((c) => Object.keys(c.errorCodes));
+      io.stderr.write(`voxpipe: error ${codes[0] ?? 'no_audio'}: every stream failed; nothing was measured\n`);
+      return ExitCode.error;
+    }
+    return ExitCode.ok;
+  } finally {
+    await service.close();
+  }
+}
