@@ -1,26 +1,18 @@
 /**
- * Fetching media inputs by URL (spec 4.4, 4.7: public URLs only). A URL must
- * be http(s), carry no credentials (`user:pass@`), and its host must resolve
- * only to public addresses, unless the server allows private URLs (local
- * tests, the CLI's embedded server). The rule is checked when a request is
- * accepted, and again on every hop and at connect time (a guarded DNS
- * lookup), so neither a redirect nor a DNS answer that changed in between
- * can reach a LAN or loopback address. Downloads are capped in size and time.
+ * Fetching inputs by URL (spec 4.4, 4.7: public URLs only) under the public
+ * URL rule of `../net/public-url.ts`, checked again on every redirect hop
+ * and at connect time (a guarded DNS lookup), so neither a redirect nor a
+ * DNS answer that changed in between can reach a LAN or loopback address.
+ * Downloads are capped in size and time. Used for media inputs and for the
+ * reference audio of voice cloning.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
-import { isPrivateAddress } from './private-address.js';
+import { checkPublicUrl, guardedLookup, PRIVATE_LOOKUP_CODE, PublicUrlError, PublicUrlErrorKind, type UrlPolicy } from '../net/public-url.js';
 
-/** Why a URL was refused or a fetch failed. */
+/** Why a URL was refused (the kinds of PublicUrlError) or a fetch failed. */
 export const MediaFetchErrorKind = {
-  /** Not an absolute http(s) URL, or it carries credentials. */
-  invalidUrl: 'invalid_url',
-  /** The host is (or resolves to) a loopback, LAN or otherwise non-public address. */
-  privateAddress: 'private_address',
-  /** The host name does not resolve. */
-  unresolvable: 'unresolvable',
+  ...PublicUrlErrorKind,
   /** Connection refused or reset, TLS failure... */
   unreachable: 'unreachable',
   /** The server answered with a non-2xx status (or too many redirects). */
@@ -38,77 +30,14 @@ export class MediaFetchError extends Error {
   }
 }
 
-export interface UrlPolicy {
-  /** Accept loopback, LAN and other private addresses; default false. */
-  allowPrivate?: boolean;
-}
-
-/** Promise form of `dns.lookup` with every address. */
-function lookupAll(hostname: string): Promise<LookupAddress[]> {
-  return new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
-}
-
-/** Host name of a URL without IPv6 brackets. */
-function bareHost(url: URL): string {
-  return url.hostname.replace(/^\[|\]$/g, '');
-}
-
-/** Parse and check the form of `raw` (no DNS): absolute http(s), a host, no credentials. */
-export function parseMediaUrl(raw: string): URL {
-  let url: URL;
+/** The URL policy's refusal as a fetch error (same kind and message). */
+async function checkHop(raw: string, policy: UrlPolicy): Promise<URL> {
   try {
-    url = new URL(raw);
-  } catch {
-    throw new MediaFetchError(MediaFetchErrorKind.invalidUrl, 'must be an absolute http(s) URL');
+    return await checkPublicUrl(raw, policy);
+  } catch (err) {
+    if (err instanceof PublicUrlError) throw new MediaFetchError(err.kind, err.message);
+    throw err;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new MediaFetchError(MediaFetchErrorKind.invalidUrl, `must use http or https, not ${url.protocol.replace(':', '')}`);
-  if (url.username !== '' || url.password !== '') throw new MediaFetchError(MediaFetchErrorKind.invalidUrl, 'must not carry credentials (user:password@)');
-  if (bareHost(url) === '') throw new MediaFetchError(MediaFetchErrorKind.invalidUrl, 'has no host');
-  return url;
-}
-
-/**
- * Check that `raw` is a URL the server may fetch: its form, and every
- * address its host resolves to. Returns the parsed URL.
- */
-export async function checkMediaUrl(raw: string, policy: UrlPolicy = {}): Promise<URL> {
-  const url = parseMediaUrl(raw);
-  if (policy.allowPrivate) return url;
-  const host = bareHost(url);
-  if (isIP(host)) {
-    if (isPrivateAddress(host)) throw new MediaFetchError(MediaFetchErrorKind.privateAddress, `points to a non-public address (${host}); the service fetches public URLs only`);
-    return url;
-  }
-  let addresses: LookupAddress[];
-  try {
-    addresses = await lookupAll(host);
-  } catch {
-    throw new MediaFetchError(MediaFetchErrorKind.unresolvable, `host ${host} does not resolve`);
-  }
-  if (addresses.length === 0) throw new MediaFetchError(MediaFetchErrorKind.unresolvable, `host ${host} does not resolve`);
-  if (addresses.some((a) => isPrivateAddress(a.address))) {
-    throw new MediaFetchError(MediaFetchErrorKind.privateAddress, `host ${host} resolves to a non-public address; the service fetches public URLs only`);
-  }
-  return url;
-}
-
-/** A DNS lookup for sockets that refuses non-public answers (defeats DNS rebinding between check and connect). */
-function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) {
-        callback(err, '', 0);
-        return;
-      }
-      const list = addresses as LookupAddress[];
-      if (!allowPrivate && list.some((a) => isPrivateAddress(a.address))) {
-        callback(Object.assign(new Error(`host ${hostname} resolves to a non-public address`), { code: 'EPRIVATE' }) as NodeJS.ErrnoException, '', 0);
-        return;
-      }
-      if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
-      else callback(null, list[0]!.address, list[0]!.family);
-    });
-  };
 }
 
 export interface FetchMediaOptions extends UrlPolicy {
@@ -140,7 +69,7 @@ export async function fetchMedia(raw: string, options: FetchMediaOptions = {}): 
   const deadline = Date.now() + timeoutMs;
   let current = raw;
   for (let hop = 0; ; hop++) {
-    const url = await checkMediaUrl(current, options);
+    const url = await checkHop(current, options);
     const res = await get(url, { allowPrivate: options.allowPrivate ?? false, deadline, signal: options.signal });
     const status = res.statusCode ?? 0;
     if (status >= 300 && status < 400 && res.headers.location) {
@@ -166,7 +95,7 @@ export async function fetchMedia(raw: string, options: FetchMediaOptions = {}): 
 function networkError(err: unknown): MediaFetchError {
   if (err instanceof MediaFetchError) return err;
   const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'EPRIVATE') return new MediaFetchError(MediaFetchErrorKind.privateAddress, `${e.message}; the service fetches public URLs only`);
+  if (e?.code === PRIVATE_LOOKUP_CODE) return new MediaFetchError(MediaFetchErrorKind.privateAddress, e.message);
   if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return new MediaFetchError(MediaFetchErrorKind.unresolvable, 'host does not resolve');
   return new MediaFetchError(MediaFetchErrorKind.unreachable, `could not be fetched (${e?.code ?? e?.message ?? 'network error'})`);
 }

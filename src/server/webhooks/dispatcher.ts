@@ -21,7 +21,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerContext } from '../context.js';
 import type { Collection } from '../store/types.js';
 import type { Task } from '../rest/common/task-runner.js';
-import { checkPublicUrl, PublicUrlError } from './public-url.js';
+import { checkPublicUrl, PublicUrlError } from '../net/public-url.js';
+import { postOnce, PostTimeoutError } from './post.js';
 import { signWebhook, WEBHOOK_ATTEMPT_HEADER, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_SIGNATURE_HEADER } from '../../protocol/webhooks.js';
 
 /** Event types, by the task's terminal state. */
@@ -221,10 +222,10 @@ export class WebhookDispatcher {
   async #deliver(d: WebhookDelivery): Promise<void> {
     const signal = this.#abort.signal;
     try {
-      await checkPublicUrl(d.url, this.#ctx.allowPrivateUrls, 'webhookUrl');
+      await checkPublicUrl(d.url, { allowPrivate: this.#ctx.allowPrivateUrls });
     } catch (err) {
       if (!(err instanceof PublicUrlError)) throw err;
-      this.#update(d, { state: DeliveryState.failed, lastError: err.message });
+      this.#update(d, { state: DeliveryState.failed, lastError: `webhookUrl ${err.message}` });
       return;
     }
     const account = this.#ctx.store.accounts.get(d.userId);
@@ -250,10 +251,7 @@ export class WebhookDispatcher {
   async #attempt(d: WebhookDelivery, secret: string, attempt: number, closing: AbortSignal): Promise<{ ok: boolean; status: number | null; error: string | null }> {
     const timestampSec = Math.floor(this.#ctx.now().getTime() / 1000);
     try {
-      const res = await fetch(d.url, {
-        method: 'POST',
-        body: d.body,
-        redirect: 'manual',
+      const status = await postOnce(d.url, d.body, {
         headers: {
           'content-type': 'application/json',
           'user-agent': 'voxpipe-webhooks/1',
@@ -262,14 +260,14 @@ export class WebhookDispatcher {
           [WEBHOOK_EVENT_TYPE_HEADER]: d.type,
           [WEBHOOK_ATTEMPT_HEADER]: String(attempt),
         },
-        signal: AbortSignal.any([closing, AbortSignal.timeout(this.options.timeoutMs)]),
+        allowPrivate: this.#ctx.allowPrivateUrls,
+        timeoutMs: this.options.timeoutMs,
+        signal: closing,
       });
-      // The receiver's answer body is not needed; release the connection.
-      await res.body?.cancel().catch(() => undefined);
-      const ok = res.status >= 200 && res.status < 300;
-      return { ok, status: res.status, error: ok ? null : `receiver answered ${res.status}` };
+      const ok = status >= 200 && status < 300;
+      return { ok, status, error: ok ? null : `receiver answered ${status}` };
     } catch (err) {
-      return { ok: false, status: null, error: (err as Error)?.name === 'TimeoutError' ? 'timed out' : `network error: ${(err as Error)?.message ?? String(err)}` };
+      return { ok: false, status: null, error: err instanceof PostTimeoutError ? 'timed out' : `network error: ${(err as Error)?.message ?? String(err)}` };
     }
   }
 

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkMediaUrl, fetchMedia, MediaFetchError, parseMediaUrl } from '../../../src/server/media/fetch.js';
-import { isPrivateAddress } from '../../../src/server/media/private-address.js';
+import { fetchMedia, MediaFetchError } from '../../../src/server/media/fetch.js';
+import { checkPublicUrl, isPrivateAddress, parsePublicUrl } from '../../../src/server/net/public-url.js';
 
 describe('isPrivateAddress', () => {
   it('flags loopback, private, link-local, CGNAT, unspecified, multicast and documentation ranges', () => {
@@ -20,9 +20,9 @@ describe('isPrivateAddress', () => {
   });
 });
 
-describe('parseMediaUrl and checkMediaUrl', () => {
+describe('parsePublicUrl and checkPublicUrl', () => {
   it('accept absolute http(s) URLs only, without credentials', async () => {
-    expect(parseMediaUrl('https://cdn.example.com/a.wav?sig=abc').hostname).toBe('cdn.example.com');
+    expect(parsePublicUrl('https://cdn.example.com/a.wav?sig=abc').hostname).toBe('cdn.example.com');
     for (const [url, message] of [
       ['a.wav', /absolute http\(s\) URL/],
       ['ftp://example.com/a.wav', /http or https/],
@@ -30,17 +30,17 @@ describe('parseMediaUrl and checkMediaUrl', () => {
       ['https://user:pw@example.com/a.wav', /credentials/],
       ['https://token@example.com/a.wav', /credentials/],
     ] as const) {
-      expect(() => parseMediaUrl(url), url).toThrow(message);
+      expect(() => parsePublicUrl(url), url).toThrow(message);
     }
   });
 
   it('refuses private literals and names resolving to loopback unless allowed', async () => {
-    await expect(checkMediaUrl('http://127.0.0.1/a.wav')).rejects.toMatchObject({ kind: 'private_address' });
-    await expect(checkMediaUrl('http://localhost:8080/a.wav')).rejects.toMatchObject({ kind: 'private_address' });
-    await expect(checkMediaUrl('http://[::1]/a.wav')).rejects.toMatchObject({ kind: 'private_address' });
-    await expect(checkMediaUrl('http://8.8.8.8/a.wav')).resolves.toBeInstanceOf(URL);
-    await expect(checkMediaUrl('http://localhost:8080/a.wav', { allowPrivate: true })).resolves.toBeInstanceOf(URL);
-    await expect(checkMediaUrl('http://nothing.invalid/a.wav')).rejects.toMatchObject({ kind: 'unresolvable' });
+    await expect(checkPublicUrl('http://127.0.0.1/a.wav')).rejects.toMatchObject({ kind: 'private_address' });
+    await expect(checkPublicUrl('http://localhost:8080/a.wav')).rejects.toMatchObject({ kind: 'private_address' });
+    await expect(checkPublicUrl('http://[::1]/a.wav')).rejects.toMatchObject({ kind: 'private_address' });
+    await expect(checkPublicUrl('http://8.8.8.8/a.wav')).resolves.toBeInstanceOf(URL);
+    await expect(checkPublicUrl('http://localhost:8080/a.wav', { allowPrivate: true })).resolves.toBeInstanceOf(URL);
+    await expect(checkPublicUrl('http://nothing.invalid/a.wav')).rejects.toMatchObject({ kind: 'unresolvable' });
   });
 });
 

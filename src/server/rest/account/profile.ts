@@ -18,7 +18,7 @@ import { newId } from '../../context.js';
 import { badRequest } from '../../http/errors.js';
 import { defineRoute, type RouteDef } from '../../http/router.js';
 import type { Account } from '../../store/types.js';
-import { checkPublicUrl, PublicUrlError } from '../../webhooks/public-url.js';
+import { checkPublicUrl, PublicUrlError } from '../../net/public-url.js';
 import { accountErrors } from './docs.js';
 import { profileResponse, profileUpdateBody, type ProfileUpdateBody } from './schemas.js';
 
@@ -60,9 +60,9 @@ export function profileRoutes(ctx: ServerContext): RouteDef<never, never>[] {
         let webhookUrl: string | undefined;
         if (body.webhookUrl !== null) {
           try {
-            webhookUrl = (await checkPublicUrl(body.webhookUrl, ctx.allowPrivateUrls, 'webhookUrl')).toString();
+            webhookUrl = (await checkPublicUrl(body.webhookUrl, { allowPrivate: ctx.allowPrivateUrls })).toString();
           } catch (err) {
-            if (err instanceof PublicUrlError) throw badRequest(err.message);
+            if (err instanceof PublicUrlError) throw badRequest(`webhookUrl ${err.message}`);
             throw err;
           }
         }

@@ -7,8 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerContext } from '../../context.js';
 import { ApiErrorCode, badRequest, HttpError } from '../../http/errors.js';
 import { UnprocessableMediaError } from '../../media/audio-decode.js';
-import { checkMediaUrl, fetchMedia, MediaFetchError, MediaFetchErrorKind, type FetchMediaOptions } from '../../media/fetch.js';
+import { fetchMedia, MediaFetchError, MediaFetchErrorKind, type FetchMediaOptions } from '../../media/fetch.js';
 import { ProcessError } from '../../media/process.js';
+import { checkPublicUrl, PublicUrlError } from '../../net/public-url.js';
 import { TaskFailure } from '../common/task-runner.js';
 import { MediaErrorCode } from './catalog.js';
 
@@ -23,16 +24,16 @@ export function unprocessable(field: string, why: string): HttpError {
 }
 
 /** A fetch or URL error as the 400 of a create call. */
-function urlError(field: string, err: MediaFetchError): HttpError {
+function urlError(field: string, err: MediaFetchError | PublicUrlError): HttpError {
   return badRequest(`${field} ${err.message}`, { field, reason: err.kind });
 }
 
 /** Check one input URL at create: 400 naming `field` when it is not a fetchable public URL. */
 export async function checkUrlField(ctx: ServerContext, field: string, url: string): Promise<string> {
   try {
-    return (await checkMediaUrl(url, { allowPrivate: ctx.allowPrivateUrls })).href;
+    return (await checkPublicUrl(url, { allowPrivate: ctx.allowPrivateUrls })).href;
   } catch (err) {
-    if (err instanceof MediaFetchError) throw urlError(field, err);
+    if (err instanceof PublicUrlError) throw urlError(field, err);
     throw err;
   }
 }
