@@ -1,8 +1,8 @@
-/** Error responses documented by the account routes (they feed openapi.json). */
-import type { ResponseDoc } from '../../http/router.js';
-import { errorBody } from '../tts/docs.js';
+/** Error responses and headers documented by the account routes (they feed openapi.json). */
+import { errorResponsesWith, idempotencyHeaderDoc, type HeaderDoc } from '../common/docs.js';
 
-const MEANING: Record<number, string> = {
+/** Error responses with the spec's error body, by status. */
+export const accountErrors = errorResponsesWith({
   400: 'Invalid body, query, URL, provider, language or Idempotency-Key (idempotency_key_required when missing)',
   401: 'API key missing, malformed, invalid, revoked, or sent in the URL',
   402: 'Insufficient credits',
@@ -12,20 +12,9 @@ const MEANING: Record<number, string> = {
   410: 'The voice design expired (design_expired)',
   422: 'Reference audio unprocessable (unprocessable_media), or Idempotency-Key reused with a different body (idempotency_key_reused)',
   500: 'Generation failed (the charge is refunded)',
-};
-
-/** Error responses with the spec's error body, by status. */
-export function accountErrors(...statuses: number[]): Record<number, ResponseDoc> {
-  const out: Record<number, ResponseDoc> = {};
-  for (const s of statuses) out[s] = { description: MEANING[s] ?? 'Error', schema: errorBody };
-  return out;
-}
+});
 
 /** The `Idempotency-Key` header of a creating POST. */
-export function idempotencyHeader(required: boolean): { name: string; required: boolean; description: string } {
-  return {
-    name: 'Idempotency-Key',
-    required,
-    description: 'Replays the first result for the same body without a second charge; a changed body needs a new key (422 idempotency_key_reused).',
-  };
+export function idempotencyHeader(required: boolean): HeaderDoc {
+  return idempotencyHeaderDoc(required, 'Replays the first result for the same body without a second charge; a changed body needs a new key (422 idempotency_key_reused).');
 }
