@@ -105,6 +105,33 @@ describe('voxpipe say', () => {
   });
 });
 
+describe('voxpipe say without --out', () => {
+  it('plays, or with no audio device writes a WAV file and says where', async () => {
+    const { readdir } = await import('node:fs/promises');
+    const { probeSpeaker, findExternalPlayer } = await import('../../src/sinks/index.js');
+    const cwd = process.cwd();
+    const here = await mkdtemp(join(tmpdir(), 'voxpipe-play-'));
+    process.chdir(here);
+    try {
+      const io = fakeIo(env());
+      expect(await main(['say', 'Where did it go?'], io)).toBe(0);
+      const canPlay = (await probeSpeaker()).available || (await findExternalPlayer()).player !== undefined;
+      const files = (await readdir(here)).filter((f) => f.endsWith('.wav'));
+      if (canPlay) {
+        expect(files).toHaveLength(0);
+      } else {
+        expect(files).toHaveLength(1);
+        expect(io.err()).toContain(`writing ${files[0]}`);
+        const wav = await readFile(join(here, files[0]!));
+        expect(wav.subarray(0, 4).toString()).toBe('RIFF');
+        expect(wav.readUInt32LE(40)).toBeGreaterThan(0);
+      }
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+});
+
 describe('voxpipe speak', () => {
   it('speaks segments while standard input is still open', async () => {
     const stdin = new PassThrough();
