@@ -42,6 +42,23 @@ describe('voxpipe say', () => {
     for (const k of ['requestId', 'ttfaMs', 'totalMs']) expect(summary).toHaveProperty(k);
   });
 
+  it('resumes after close 1012 mid-stream: same bytes as the fault-free run, and the summary counts it', async () => {
+    const text = 'A sentence before the fault. Another one while it happens. And a last one after it.';
+    const clean = join(dir, 'clean.pcm');
+    const cut = join(dir, 'cut.pcm');
+    expect(await main(['say', text, '--out', clean], fakeIo(env()))).toBe(0);
+    server.faults.set({ realtimeClose: { afterAudioFrames: 4, code: 1012 } });
+    const io = fakeIo(env());
+    const code = await main(['say', text, '--out', cut, '--json'], io);
+    server.faults.clear();
+    expect(code).toBe(0);
+    const summary = JSON.parse(io.out());
+    expect(summary.retries).toBeGreaterThanOrEqual(1);
+    expect(summary.resumed).toBeGreaterThanOrEqual(1);
+    expect(summary.transport).toBe('realtime');
+    expect((await readFile(cut)).equals(await readFile(clean))).toBe(true);
+  });
+
   it('writes a valid WAV with --out file.wav, and the same audio as pcm', async () => {
     const wav = join(dir, 'a.wav');
     const pcm = join(dir, 'a.pcm');
