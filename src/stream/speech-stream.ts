@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { Duplex, Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { AbortError, VoxpipeError } from '../errors.js';
-import { frameBytes, type AudioChunk } from '../protocol/audio.js';
+import { frameBytes, pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from './transport.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
 
@@ -147,6 +147,11 @@ export function shouldFailover(err: unknown): boolean {
   return !(typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 429);
 }
 
+/** Audio the listener must still have queued before a cut is deferred: 1.5 s. */
+const RUNWAY_MARGIN_MS = 1_500;
+/** Longest single deferral before asking again: 2 s. */
+const MAX_DEFER_MS = 2_000;
+
 const DEFAULT_MAX_BUFFERED_CHARS = 20_000;
 const DEFAULT_MAX_BUFFERED_AUDIO = 256 * 1024; // 256 KiB: ~5 s of 24 kHz PCM
 
@@ -185,7 +190,10 @@ export class SpeechStream extends Duplex {
     this.#maxChars = options.maxBufferedChars ?? DEFAULT_MAX_BUFFERED_CHARS;
     this.#maxAudio = options.maxBufferedAudioBytes ?? DEFAULT_MAX_BUFFERED_AUDIO;
     this.#prefix = options.segmentIdPrefix ?? randomUUID().slice(0, 8);
-    this.#segmenter = new TokenSegmenter(options.segmenter ?? {}, (text) => this.#onSegment(text));
+    // Later segments wait for a sentence end as long as the listener has audio
+    // to hear (pcm/wav): cutting mid-sentence would only cost prosody.
+    const segmenterOptions = { deferCut: () => this.#deferCutMs(), ...options.segmenter };
+    this.#segmenter = new TokenSegmenter(segmenterOptions, (text) => this.#onSegment(text));
     this.#transport = options.transport;
     this.#attach(this.#transport);
     const signal = options.signal;
@@ -197,6 +205,19 @@ export class SpeechStream extends Duplex {
 
   #now(): number {
     return performance.now() - this.#t0;
+  }
+
+  /**
+   * How much longer a later segment may wait for its sentence end: the audio
+   * received but not yet heard (counting playback from the first audio
+   * byte), less a safety margin. 0 when unknown (compressed formats).
+   */
+  #deferCutMs(): number {
+    const first = this.#waterfall.firstAudioMs;
+    const info = this.#ready;
+    if (first === undefined || !info || (info.format !== 'pcm' && info.format !== 'wav')) return 0;
+    const runwayMs = pcmDurationMs(this.#bytes, info) - (this.#now() - first);
+    return Math.min(Math.max(0, runwayMs - RUNWAY_MARGIN_MS), MAX_DEFER_MS);
   }
 
   /** What the service confirmed at start (format, PCM metadata), once ready. */

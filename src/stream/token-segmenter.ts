@@ -29,6 +29,13 @@ export interface TokenSegmenterOptions extends SegmenterOptions {
    * segment (about 1 s of audio) has finished playing. `Infinity` disables it.
    */
   segmentTimeoutMs?: number;
+  /**
+   * Asked when a later segment's timeout fires: how many more milliseconds
+   * the cut may wait (e.g. the listener still has that much audio to hear, so
+   * cutting mid-sentence would buy nothing), or 0 (or less) to cut now.
+   * Default: always cut. The first segment's timeout never defers.
+   */
+  deferCut?: () => number;
   /** Timer source. Default: the global timers (so `vi.useFakeTimers()` works). */
   clock?: TimerClock;
 }
@@ -75,6 +82,7 @@ export class TokenSegmenter {
   readonly #options: ResolvedSegmenterOptions;
   readonly #firstTimeoutMs: number;
   readonly #segmentTimeoutMs: number;
+  readonly #deferCut: (() => number) | undefined;
   readonly #clock: TimerClock;
   readonly #onSegment: (text: string) => void;
   #buffer = '';
@@ -97,6 +105,7 @@ export class TokenSegmenter {
     this.#options = resolveSegmenterOptions(options);
     this.#firstTimeoutMs = checkTimeout('firstSegmentTimeoutMs', options.firstSegmentTimeoutMs ?? 300); // ms
     this.#segmentTimeoutMs = checkTimeout('segmentTimeoutMs', options.segmentTimeoutMs ?? 500); // ms
+    this.#deferCut = options.deferCut;
     this.#clock = options.clock ?? defaultClock;
     this.#onSegment = onSegment;
   }
@@ -196,6 +205,12 @@ export class TokenSegmenter {
   readonly #onTimeout = (): void => {
     this.#timerArmed = false;
     this.#timer = undefined;
+    const deferMs = this.#emitted > 0 && this.#deferCut ? this.#deferCut() : 0;
+    if (deferMs > 0 && Number.isFinite(deferMs)) {
+      this.#timerArmed = true;
+      this.#timer = this.#clock.setTimeout(this.#onTimeout, deferMs);
+      return;
+    }
     this.#overdue = true;
     this.#process(CutMode.timeout);
   };

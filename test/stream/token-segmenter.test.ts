@@ -225,6 +225,29 @@ describe('TokenSegmenter timeouts', () => {
     expect(segments.join('')).toBe('Hello there, my friend. How are');
   });
 
+  it('defers a later cut while deferCut says the listener still has audio, never the first', () => {
+    const asked: number[] = [];
+    let runwayMs = 1_000;
+    const { clock, segments, seg } = withClock({ deferCut: () => (asked.push(runwayMs), runwayMs) });
+    seg.push('Hello world this is');
+    clock.advance(300);
+    // The first segment's timeout does not ask.
+    expect(segments).toEqual(['Hello world this ']);
+    expect(asked).toEqual([]);
+    seg.push(' the second part without an end');
+    clock.advance(500);
+    expect(asked).toEqual([1_000]);
+    expect(segments).toHaveLength(1);
+    runwayMs = 0;
+    clock.advance(999);
+    expect(segments).toHaveLength(1);
+    clock.advance(1);
+    expect(asked).toEqual([1_000, 0]);
+    expect(segments).toHaveLength(2);
+    const rest = seg.end();
+    expect(segments.join('') + rest).toBe('Hello world this is the second part without an end');
+  });
+
   it('resolves a period at the end of the buffer on timeout', () => {
     const { clock, segments, seg } = withClock();
     seg.push('I like it.');
