@@ -16,36 +16,17 @@ import { z } from 'zod';
 import { LIMITS } from '../../../protocol/limits.js';
 import type { ServerContext } from '../../context.js';
 import { badRequest } from '../../http/errors.js';
-import { defineRoute, type RouteContext, type RouteDef } from '../../http/router.js';
+import type { RouteContext, RouteDef } from '../../http/router.js';
 import { decodePicture, generateImage, parseSize, sizeForAspect } from '../../media/image-engine.js';
 import type { RgbImage } from '../../media/png.js';
 import { mediaToolsOf } from '../../media/tools.js';
-import { idempotencyKeyOf, type IdempotencyStore } from '../common/idempotency.js';
-import { paginate } from '../common/pagination.js';
+import type { IdempotencyStore } from '../common/idempotency.js';
 import { TaskRunner, type Task } from '../common/task-runner.js';
 import { findImageModel, IMAGE_MODELS, MediaCapability, RESOLUTIONS, type ImageModel } from './catalog.js';
-import { errorResponses, idempotencyHeader } from './docs.js';
+import { CREATE_ERRORS, familyRoutes, flatShape, mediaJobShape } from './family.js';
 import { checkUrlField, checkUrlList, engineFailure, engineFaults, fetchForTask } from './inputs.js';
-import { mediaFileUrl, type MediaFiles } from './results.js';
-import {
-  flatCreateDoc,
-  flatListQuery,
-  flatPagination,
-  flatPaginationDoc,
-  flatStatus,
-  FlatStatus,
-  mediaJobListQuery,
-  mediaJobPagination,
-  mediaJobPaginationDoc,
-  mediaJobStatus,
-  MediaJobStatus,
-  statesOfFlat,
-  statesOfMediaJob,
-  taskMeta,
-  taskMetaDoc,
-  type FlatListQuery,
-  type MediaJobListQuery,
-} from './views.js';
+import { resultFileUrl, type MediaFiles } from './results.js';
+import { flatStatus, FlatStatus, mediaJobStatus, MediaJobStatus, taskMeta, taskMetaDoc } from './views.js';
 
 export const IMAGE_PATHS = {
   jobs: '/api/open/v1/media/images/jobs',
@@ -139,13 +120,9 @@ const taskDoc = z.object({
   ...taskMetaDoc,
 });
 
-function resultUrlOf(ctx: ServerContext, task: ImageTask): string | null {
-  return task.result && flatStatus(task) === FlatStatus.succeeded ? mediaFileUrl(ctx, task.result.fileId) : null;
-}
-
 /** A media image job (spec 2.8: task id, status, result URL on success, error code on failure). */
 export function imageJobView(ctx: ServerContext, task: ImageTask) {
-  const resultUrl = resultUrlOf(ctx, task);
+  const resultUrl = resultFileUrl(ctx, task);
   return {
     id: task.taskId,
     jobId: task.taskId,
@@ -173,7 +150,7 @@ export function imageTaskView(ctx: ServerContext, task: ImageTask) {
     height: task.input.height,
     resolution: task.input.resolution,
     referenceImageUrls: task.input.referenceImageUrls,
-    resultImageUrl: resultUrlOf(ctx, task),
+    resultImageUrl: resultFileUrl(ctx, task),
     ...taskMeta(task),
   };
 }
@@ -267,76 +244,27 @@ export function imageFamily(ctx: ServerContext, files: MediaFiles, idempotency: 
     return create(c, { prompt: b.prompt, model: m.id, ...dims, aspectRatio, resolution, generationType: GenerationType.generate, imageUrl: null, referenceImageUrls }, m);
   }
 
-  const createErrors = errorResponses(400, 401, 402, 403, 409, 422);
-  const readErrors = errorResponses(400, 401, 403, 404);
   const common = { tags: ['images'], capability: MediaCapability.image };
-
   const routes = [
-    defineRoute<ImageJobBody, unknown>({
-      ...common,
-      method: 'POST',
-      path: IMAGE_PATHS.jobs,
-      summary: 'Create an image job (requires Idempotency-Key); API quota is pre-deducted',
-      body: imageJobBody,
-      headers: [idempotencyHeader(true)],
-      responses: { 202: { description: 'Accepted', schema: jobDoc }, ...createErrors },
-      handler: (c) => idempotency.run(c.account, 'media-images-jobs', idempotencyKeyOf(c.req.headers), c.body, async () => ({ status: 202, json: imageJobView(ctx, await createJob(c)) }), true),
+    ...familyRoutes({
+      runner,
+      idempotency,
+      common,
+      shape: mediaJobShape((t: ImageTask) => imageJobView(ctx, t), jobDoc),
+      paths: { list: IMAGE_PATHS.jobs, one: IMAGE_PATHS.job },
+      summaries: { create: 'Create an image job (requires Idempotency-Key); API quota is pre-deducted', list: 'List image jobs, newest first', read: 'Read an image job' },
+      create: { body: imageJobBody, scope: 'media-images-jobs', requireKey: true, errors: CREATE_ERRORS, run: createJob },
     }),
-    defineRoute<unknown, MediaJobListQuery>({
-      ...common,
-      method: 'GET',
-      path: IMAGE_PATHS.jobs,
-      summary: 'List image jobs, newest first',
-      query: mediaJobListQuery,
-      responses: { 200: { description: 'A page of jobs', schema: z.object({ data: z.array(jobDoc), pagination: mediaJobPaginationDoc }) }, ...readErrors },
-      handler: ({ account, query }) => {
-        const page = paginate(runner.list(account, { states: query.status ? statesOfMediaJob(query.status) : undefined, createdAfter: query.createdAfter }), query);
-        return { json: { data: page.items.map((t) => imageJobView(ctx, t)), pagination: mediaJobPagination(page) } };
-      },
+    ...familyRoutes({
+      runner,
+      idempotency,
+      common,
+      shape: flatShape((t: ImageTask) => imageTaskView(ctx, t), taskDoc),
+      paths: { list: IMAGE_PATHS.tasks, one: IMAGE_PATHS.task },
+      summaries: { create: 'Create an image task; API quota is pre-deducted', list: 'List image tasks, newest first', read: 'Read an image task' },
+      create: { body: imageTaskBody, scope: 'images-tasks', requireKey: false, errors: CREATE_ERRORS, run: createTask },
     }),
-    defineRoute<unknown, unknown>({
-      ...common,
-      method: 'GET',
-      path: IMAGE_PATHS.job,
-      summary: 'Read an image job',
-      responses: { 200: { description: 'The job', schema: jobDoc }, ...readErrors },
-      handler: ({ account, params }) => ({ json: imageJobView(ctx, runner.get(account, params['jobId']!)) }),
-    }),
-    defineRoute<ImageTaskBody, unknown>({
-      ...common,
-      method: 'POST',
-      path: IMAGE_PATHS.tasks,
-      summary: 'Create an image task; API quota is pre-deducted',
-      body: imageTaskBody,
-      headers: [idempotencyHeader(false)],
-      responses: { 202: { description: 'Accepted', schema: flatCreateDoc }, ...createErrors },
-      handler: (c) =>
-        idempotency.run(c.account, 'images-tasks', idempotencyKeyOf(c.req.headers), c.body, async () => {
-          const task = await createTask(c);
-          return { status: 202, json: { taskId: task.taskId, status: flatStatus(task), creditsCharged: task.creditsCharged } };
-        }),
-    }),
-    defineRoute<unknown, FlatListQuery>({
-      ...common,
-      method: 'GET',
-      path: IMAGE_PATHS.tasks,
-      summary: 'List image tasks, newest first',
-      query: flatListQuery,
-      responses: { 200: { description: 'A page of tasks', schema: z.object({ data: z.array(taskDoc), pagination: flatPaginationDoc }) }, ...readErrors },
-      handler: ({ account, query }) => {
-        const page = paginate(runner.list(account, { states: query.status ? statesOfFlat(query.status) : undefined, createdAfter: query.createdAfter }), query);
-        return { json: { data: page.items.map((t) => imageTaskView(ctx, t)), pagination: flatPagination(page) } };
-      },
-    }),
-    defineRoute<unknown, unknown>({
-      ...common,
-      method: 'GET',
-      path: IMAGE_PATHS.task,
-      summary: 'Read an image task',
-      responses: { 200: { description: 'The task', schema: taskDoc }, ...readErrors },
-      handler: ({ account, params }) => ({ json: imageTaskView(ctx, runner.get(account, params['taskId']!)) }),
-    }),
-  ] as unknown as RouteDef<never, never>[];
+  ];
 
   return { runner, routes };
 }

@@ -14,7 +14,9 @@ import { forbidden, notFound } from '../../http/errors.js';
 import { defineRoute, type RouteDef } from '../../http/router.js';
 import type { Collection } from '../../store/types.js';
 import { signUrl, verifySignedUrl } from '../common/signed-url.js';
+import type { Task } from '../common/task-runner.js';
 import { errorResponses } from './docs.js';
+import { flatStatus, FlatStatus } from './views.js';
 
 export const MEDIA_FILE_PATHS = {
   file: '/api/open/media/files/{fileId}',
@@ -53,6 +55,11 @@ export class MediaFiles {
 /** The stable result URL of a file (Bearer; 302 to a signed URL). */
 export function mediaFileUrl(ctx: ServerContext, fileId: string): string {
   return `${ctx.urls.rootUrl}/api/open/media/files/${encodeURIComponent(fileId)}`;
+}
+
+/** The result URL of a task whose result is a file: set once the task succeeded, null before and on failure. */
+export function resultFileUrl(ctx: ServerContext, task: Pick<Task<unknown, { fileId: string }>, 'state' | 'result'>): string | null {
+  return task.result && flatStatus(task) === FlatStatus.succeeded ? mediaFileUrl(ctx, task.result.fileId) : null;
 }
 
 const downloadQuery = z.object({

@@ -17,37 +17,18 @@ import { z } from 'zod';
 import { LIMITS } from '../../../protocol/limits.js';
 import type { ServerContext } from '../../context.js';
 import { badRequest } from '../../http/errors.js';
-import { defineRoute, type RouteContext, type RouteDef } from '../../http/router.js';
+import type { RouteContext, RouteDef } from '../../http/router.js';
 import { decodePicture, parseSize, sizeForAspect } from '../../media/image-engine.js';
 import type { RgbImage } from '../../media/png.js';
 import { hasFfmpeg, mediaToolsOf } from '../../media/tools.js';
 import { generateVideo } from '../../media/video-engine.js';
-import { idempotencyKeyOf, type IdempotencyStore } from '../common/idempotency.js';
-import { paginate } from '../common/pagination.js';
+import type { IdempotencyStore } from '../common/idempotency.js';
 import { TaskFailure, TaskRunner, type Task } from '../common/task-runner.js';
 import { findVideoModel, MediaCapability, MediaErrorCode, perSecondQuota, VIDEO_MODELS, type VideoModel } from './catalog.js';
-import { errorResponses, idempotencyHeader } from './docs.js';
+import { CREATE_ERRORS_WITH_TOOL, familyRoutes, flatShape, mediaJobShape } from './family.js';
 import { checkUrlField, checkUrlList, engineFailure, engineFaults, fetchForTask, unavailable } from './inputs.js';
-import { mediaFileUrl, type MediaFiles } from './results.js';
-import {
-  flatCreateDoc,
-  flatListQuery,
-  flatPagination,
-  flatPaginationDoc,
-  flatStatus,
-  FlatStatus,
-  mediaJobListQuery,
-  mediaJobPagination,
-  mediaJobPaginationDoc,
-  mediaJobStatus,
-  MediaJobStatus,
-  statesOfFlat,
-  statesOfMediaJob,
-  taskMeta,
-  taskMetaDoc,
-  type FlatListQuery,
-  type MediaJobListQuery,
-} from './views.js';
+import { resultFileUrl, type MediaFiles } from './results.js';
+import { flatStatus, FlatStatus, mediaJobStatus, MediaJobStatus, taskMeta, taskMetaDoc } from './views.js';
 
 export const VIDEO_PATHS = {
   jobs: '/api/open/v1/media/videos/jobs',
@@ -144,13 +125,9 @@ const taskDoc = z.object({
   ...taskMetaDoc,
 });
 
-function resultUrlOf(ctx: ServerContext, task: VideoTask): string | null {
-  return task.result && flatStatus(task) === FlatStatus.succeeded ? mediaFileUrl(ctx, task.result.fileId) : null;
-}
-
 /** A media video job (spec 2.8, 3.3). */
 export function videoJobView(ctx: ServerContext, task: VideoTask) {
-  const resultUrl = resultUrlOf(ctx, task);
+  const resultUrl = resultFileUrl(ctx, task);
   const i = task.input;
   return {
     id: task.taskId,
@@ -183,7 +160,7 @@ export function videoTaskView(ctx: ServerContext, task: VideoTask) {
     firstFrameUrl: i.startFrameUrl,
     lastFrameUrl: i.endFrameUrl,
     referenceImageUrls: i.referenceImageUrls,
-    resultVideoUrl: resultUrlOf(ctx, task),
+    resultVideoUrl: resultFileUrl(ctx, task),
     ...taskMeta(task),
   };
 }
@@ -262,12 +239,17 @@ export function videoFamily(ctx: ServerContext, files: MediaFiles, idempotency: 
     return runner.create(c.account, input, { charge: { currency: 'quota', amount: perSecondQuota(input.seconds, m.quotaPerSecond), reason: `video ${m.id}` }, requestId: c.requestId });
   }
 
-  async function createJob(c: RouteContext<VideoJobBody, unknown>): Promise<VideoTask> {
+  /** What both creates check first: ffmpeg, the model, the length and the size. */
+  function basics(b: { prompt: string; model?: string | undefined; size?: string | undefined }, secondsAsked: number | undefined, aspect: string | undefined) {
     requireFfmpeg();
-    const b = c.body;
     const m = modelOf(b.model);
-    const s = secondsOf(m, b.seconds);
-    const dims = dimensions(m, b.size, b.aspect_ratio);
+    const seconds = secondsOf(m, secondsAsked);
+    return { m, input: { prompt: b.prompt, model: m.id, ...dimensions(m, b.size, aspect), seconds } };
+  }
+
+  async function createJob(c: RouteContext<VideoJobBody, unknown>): Promise<VideoTask> {
+    const b = c.body;
+    const { m, input } = basics(b, b.seconds, b.aspect_ratio);
     const refs = b.references ?? [];
     const one = (role: string) => {
       const found = refs.filter((r) => r.role === role);
@@ -278,112 +260,50 @@ export function videoFamily(ctx: ServerContext, files: MediaFiles, idempotency: 
     const end = one(ReferenceRole.endFrame);
     const others = refs.filter((r) => r.role === ReferenceRole.reference).map((r) => r.url);
     if (others.length > LIMITS.referenceImageUrlsMax) throw badRequest(`references may hold at most ${LIMITS.referenceImageUrlsMax} of role reference`);
-    const input: VideoInput = {
-      prompt: b.prompt,
-      model: m.id,
-      width: dims.width,
-      height: dims.height,
-      seconds: s,
-      aspectRatio: dims.aspectRatio,
+    const full: VideoInput = {
+      ...input,
       seed: null,
       startFrameUrl: start === undefined ? null : await checkUrlField(ctx, 'references(start_frame)', start),
       endFrameUrl: end === undefined ? null : await checkUrlField(ctx, 'references(end_frame)', end),
       referenceImageUrls: await checkUrlList(ctx, 'references(reference)', others),
     };
-    return create(c, input, m);
+    return create(c, full, m);
   }
 
   async function createTask(c: RouteContext<VideoTaskBody, unknown>): Promise<VideoTask> {
-    requireFfmpeg();
     const b = c.body;
-    const m = modelOf(b.model);
-    const s = secondsOf(m, b.duration);
-    const dims = dimensions(m, b.size, b.aspectRatio);
-    const input: VideoInput = {
-      prompt: b.prompt,
-      model: m.id,
-      width: dims.width,
-      height: dims.height,
-      seconds: s,
-      aspectRatio: dims.aspectRatio,
+    const { m, input } = basics(b, b.duration, b.aspectRatio);
+    const full: VideoInput = {
+      ...input,
       seed: b.seed ?? null,
       startFrameUrl: b.firstFrameUrl === undefined ? null : await checkUrlField(ctx, 'firstFrameUrl', b.firstFrameUrl),
       endFrameUrl: b.lastFrameUrl === undefined ? null : await checkUrlField(ctx, 'lastFrameUrl', b.lastFrameUrl),
       referenceImageUrls: await checkUrlList(ctx, 'referenceImageUrls', b.referenceImageUrls ?? []),
     };
-    return create(c, input, m);
+    return create(c, full, m);
   }
 
-  const createErrors = errorResponses(400, 401, 402, 403, 409, 422, 503);
-  const readErrors = errorResponses(400, 401, 403, 404);
   const common = { tags: ['videos'], capability: MediaCapability.video };
-
   const routes = [
-    defineRoute<VideoJobBody, unknown>({
-      ...common,
-      method: 'POST',
-      path: VIDEO_PATHS.jobs,
-      summary: 'Create a video job (requires Idempotency-Key); API quota is pre-deducted',
-      body: videoJobBody,
-      headers: [idempotencyHeader(true)],
-      responses: { 202: { description: 'Accepted', schema: jobDoc }, ...createErrors },
-      handler: (c) => idempotency.run(c.account, 'media-videos-jobs', idempotencyKeyOf(c.req.headers), c.body, async () => ({ status: 202, json: videoJobView(ctx, await createJob(c)) }), true),
+    ...familyRoutes({
+      runner,
+      idempotency,
+      common,
+      shape: mediaJobShape((t: VideoTask) => videoJobView(ctx, t), jobDoc),
+      paths: { list: VIDEO_PATHS.jobs, one: VIDEO_PATHS.job },
+      summaries: { create: 'Create a video job (requires Idempotency-Key); API quota is pre-deducted', list: 'List video jobs, newest first', read: 'Read a video job' },
+      create: { body: videoJobBody, scope: 'media-videos-jobs', requireKey: true, errors: CREATE_ERRORS_WITH_TOOL, run: createJob },
     }),
-    defineRoute<unknown, MediaJobListQuery>({
-      ...common,
-      method: 'GET',
-      path: VIDEO_PATHS.jobs,
-      summary: 'List video jobs, newest first',
-      query: mediaJobListQuery,
-      responses: { 200: { description: 'A page of jobs', schema: z.object({ data: z.array(jobDoc), pagination: mediaJobPaginationDoc }) }, ...readErrors },
-      handler: ({ account, query }) => {
-        const page = paginate(runner.list(account, { states: query.status ? statesOfMediaJob(query.status) : undefined, createdAfter: query.createdAfter }), query);
-        return { json: { data: page.items.map((t) => videoJobView(ctx, t)), pagination: mediaJobPagination(page) } };
-      },
+    ...familyRoutes({
+      runner,
+      idempotency,
+      common,
+      shape: flatShape((t: VideoTask) => videoTaskView(ctx, t), taskDoc),
+      paths: { list: VIDEO_PATHS.tasks, one: VIDEO_PATHS.task },
+      summaries: { create: 'Create a video task; API quota is pre-deducted', list: 'List video tasks, newest first', read: 'Read a video task' },
+      create: { body: videoTaskBody, scope: 'videos-tasks', requireKey: false, errors: CREATE_ERRORS_WITH_TOOL, run: createTask },
     }),
-    defineRoute<unknown, unknown>({
-      ...common,
-      method: 'GET',
-      path: VIDEO_PATHS.job,
-      summary: 'Read a video job',
-      responses: { 200: { description: 'The job', schema: jobDoc }, ...readErrors },
-      handler: ({ account, params }) => ({ json: videoJobView(ctx, runner.get(account, params['jobId']!)) }),
-    }),
-    defineRoute<VideoTaskBody, unknown>({
-      ...common,
-      method: 'POST',
-      path: VIDEO_PATHS.tasks,
-      summary: 'Create a video task; API quota is pre-deducted',
-      body: videoTaskBody,
-      headers: [idempotencyHeader(false)],
-      responses: { 202: { description: 'Accepted', schema: flatCreateDoc }, ...createErrors },
-      handler: (c) =>
-        idempotency.run(c.account, 'videos-tasks', idempotencyKeyOf(c.req.headers), c.body, async () => {
-          const task = await createTask(c);
-          return { status: 202, json: { taskId: task.taskId, status: flatStatus(task), creditsCharged: task.creditsCharged } };
-        }),
-    }),
-    defineRoute<unknown, FlatListQuery>({
-      ...common,
-      method: 'GET',
-      path: VIDEO_PATHS.tasks,
-      summary: 'List video tasks, newest first',
-      query: flatListQuery,
-      responses: { 200: { description: 'A page of tasks', schema: z.object({ data: z.array(taskDoc), pagination: flatPaginationDoc }) }, ...readErrors },
-      handler: ({ account, query }) => {
-        const page = paginate(runner.list(account, { states: query.status ? statesOfFlat(query.status) : undefined, createdAfter: query.createdAfter }), query);
-        return { json: { data: page.items.map((t) => videoTaskView(ctx, t)), pagination: flatPagination(page) } };
-      },
-    }),
-    defineRoute<unknown, unknown>({
-      ...common,
-      method: 'GET',
-      path: VIDEO_PATHS.task,
-      summary: 'Read a video task',
-      responses: { 200: { description: 'The task', schema: taskDoc }, ...readErrors },
-      handler: ({ account, params }) => ({ json: videoTaskView(ctx, runner.get(account, params['taskId']!)) }),
-    }),
-  ] as unknown as RouteDef<never, never>[];
+  ];
 
   return { runner, routes };
 }
