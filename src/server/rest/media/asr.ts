@@ -20,12 +20,11 @@ import { recognize } from '../../media/recognizer.js';
 import { mediaToolsOf } from '../../media/tools.js';
 import type { Account } from '../../store/types.js';
 import { idempotencyKeyOf, type IdempotencyStore } from '../common/idempotency.js';
-import { paginate } from '../common/pagination.js';
 import { TaskFailure, TaskRunner, type Task } from '../common/task-runner.js';
 import { ASR_MAX_SECONDS, ASR_MODELS, asrCredits, asrEstimateTolerance, DEFAULT_ASR_MODEL, findAsrModel, MediaCapability, MediaErrorCode } from './catalog.js';
-import { errorResponses, idempotencyHeader } from './docs.js';
+import { CREATE_ERRORS_WITH_TOOL, familyRoutes, flatShape, type FamilyShape } from './family.js';
 import { checkUrlField, engineFailure, engineFaults, fetchField, fetchForTask, unavailable } from './inputs.js';
-import { flatListQuery, flatPagination, flatPaginationDoc, flatStatus, FlatStatus, statesOfFlat, taskMeta, taskMetaDoc, type FlatListQuery } from './views.js';
+import { flatStatus, FlatStatus, taskMeta, taskMetaDoc, type FlatListQuery } from './views.js';
 
 export const ASR_PATHS = {
   tasks: '/api/open/v1/asr/tasks',
@@ -90,7 +89,6 @@ const taskDoc = z.object({
   durationSeconds: z.number().nullable(),
   ...taskMetaDoc,
 });
-const listDoc = z.object({ data: z.array(taskDoc), pagination: flatPaginationDoc });
 
 /** The ASR task object (spec 2.6). */
 export function asrView(task: AsrTask) {
@@ -108,6 +106,14 @@ export function asrView(task: AsrTask) {
     ...taskMeta(task),
   };
 }
+
+const flatAsr = flatShape(asrView, taskDoc);
+/** The task family of ASR, whose create answer also names the model. */
+const asrShape: FamilyShape<AsrTask, FlatListQuery> = {
+  ...flatAsr,
+  created: (task) => ({ status: 202, json: { taskId: task.taskId, status: flatStatus(task), model: task.input.model, creditsCharged: task.creditsCharged } }),
+  docs: { ...flatAsr.docs, created: { description: 'Accepted', schema: createDoc } },
+};
 
 /** Primary language subtag, lower case (`en-US` -> `en`). */
 const primary = (code: string) => code.split(/[-_]/)[0]!.toLowerCase();
@@ -186,60 +192,39 @@ export function asrFamily(ctx: ServerContext, idempotency: IdempotencyStore): As
     return task;
   }
 
-  const createReply = (task: AsrTask) => ({ status: 202, json: { taskId: task.taskId, status: flatStatus(task), model: task.input.model, creditsCharged: task.creditsCharged } });
-  const createErrors = { 202: { description: 'Accepted', schema: createDoc }, ...errorResponses(400, 401, 402, 403, 409, 422, 503) };
-  const readErrors = errorResponses(400, 401, 403, 404);
+  const common = { tags: ['asr'], capability: MediaCapability.asr };
 
   const routes = [
-    defineRoute<AsrBody, unknown>({
-      method: 'POST',
-      path: ASR_PATHS.tasks,
-      summary: 'Create a transcription task from a public audio URL; credits are pre-deducted',
-      tags: ['asr'],
-      capability: MediaCapability.asr,
-      body: asrBody,
-      headers: [idempotencyHeader(false)],
-      responses: createErrors,
-      handler: (c) => {
-        const { audioUrl, ...rest } = c.body;
-        return idempotency.run(c.account, 'asr-tasks', idempotencyKeyOf(c.req.headers), c.body, async () => createReply(await create(c, c.account, audioUrl, rest)));
+    ...familyRoutes({
+      runner,
+      idempotency,
+      common,
+      shape: asrShape,
+      paths: { list: ASR_PATHS.tasks, one: ASR_PATHS.task },
+      summaries: { create: 'Create a transcription task from a public audio URL; credits are pre-deducted', list: 'List transcription tasks, newest first', read: 'Read a transcription task' },
+      create: {
+        body: asrBody,
+        scope: 'asr-tasks',
+        requireKey: false,
+        errors: CREATE_ERRORS_WITH_TOOL,
+        run: (c) => {
+          const { audioUrl, ...rest } = c.body;
+          return create(c, c.account, audioUrl, rest);
+        },
       },
-    }),
-    defineRoute<unknown, FlatListQuery>({
-      method: 'GET',
-      path: ASR_PATHS.tasks,
-      summary: 'List transcription tasks, newest first',
-      tags: ['asr'],
-      capability: MediaCapability.asr,
-      query: flatListQuery,
-      responses: { 200: { description: 'A page of tasks', schema: listDoc }, ...readErrors },
-      handler: ({ account, query }) => {
-        const page = paginate(runner.list(account, { states: query.status ? statesOfFlat(query.status) : undefined, createdAfter: query.createdAfter }), query);
-        return { json: { data: page.items.map(asrView), pagination: flatPagination(page) } };
-      },
-    }),
-    defineRoute<unknown, unknown>({
-      method: 'GET',
-      path: ASR_PATHS.task,
-      summary: 'Read a transcription task',
-      tags: ['asr'],
-      capability: MediaCapability.asr,
-      responses: { 200: { description: 'The task', schema: taskDoc }, ...readErrors },
-      handler: ({ account, params }) => ({ json: asrView(runner.get(account, params['taskId']!)) }),
     }),
     ...[ASR_PATHS.legacySpeechToText, ASR_PATHS.legacyTranscriptions].map((path) =>
       defineRoute<LegacyAsrBody, unknown>({
         method: 'POST',
         path,
         summary: 'Legacy transcription create (now POST /asr/tasks)',
-        tags: ['asr'],
-        capability: MediaCapability.asr,
+        ...common,
         hidden: true,
         body: legacyAsrBody,
-        responses: createErrors,
+        responses: { 202: asrShape.docs.created, ...CREATE_ERRORS_WITH_TOOL },
         handler: (c) => {
           const { audioUrl, audio_url, ...rest } = c.body;
-          return idempotency.run(c.account, `legacy:${path}`, idempotencyKeyOf(c.req.headers), c.body, async () => createReply(await create(c, c.account, (audioUrl ?? audio_url)!, rest)));
+          return idempotency.run(c.account, `legacy:${path}`, idempotencyKeyOf(c.req.headers), c.body, async () => asrShape.created(await create(c, c.account, (audioUrl ?? audio_url)!, rest)));
         },
       }),
     ),

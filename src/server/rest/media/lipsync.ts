@@ -27,29 +27,20 @@ import { isStillImage, probeBytes, type MediaProbe } from '../../media/probe.js'
 import { hasFfmpeg, mediaToolsOf } from '../../media/tools.js';
 import type { Account } from '../../store/types.js';
 import { idempotencyKeyOf, type IdempotencyStore } from '../common/idempotency.js';
-import { paginate } from '../common/pagination.js';
 import { TaskFailure, TaskRunner, type Task } from '../common/task-runner.js';
 import { DEFAULT_LIPSYNC_MODEL, findLipSyncModel, LIPSYNC_MODELS, MediaCapability, MediaErrorCode, perSecondQuota, type LipSyncModel } from './catalog.js';
-import { errorResponses, idempotencyHeader } from './docs.js';
+import { CREATE_ERRORS_WITH_TOOL, familyRoutes, flatShape, listReply, mediaJobShape, READ_ERRORS, readReply, type FamilyShape } from './family.js';
 import { checkUrlField, engineFailure, engineFaults, fetchField, fetchForTask, unavailable, unprocessable } from './inputs.js';
-import { mediaFileUrl, type MediaFiles } from './results.js';
+import { resultFileUrl, type MediaFiles } from './results.js';
 import {
-  flatCreateDoc,
-  flatListQuery,
-  flatPagination,
-  flatPaginationDoc,
   flatStatus,
   FlatStatus,
   mediaJobListQuery,
-  mediaJobPagination,
   mediaJobPaginationDoc,
   mediaJobStatus,
   MediaJobStatus,
-  statesOfFlat,
-  statesOfMediaJob,
   taskMeta,
   taskMetaDoc,
-  type FlatListQuery,
   type MediaJobListQuery,
 } from './views.js';
 
@@ -166,14 +157,10 @@ const taskDoc = z.object({
   ...taskMetaDoc,
 });
 
-function resultUrlOf(ctx: ServerContext, task: LipSyncTask): string | null {
-  return task.result && flatStatus(task) === FlatStatus.succeeded ? mediaFileUrl(ctx, task.result.fileId) : null;
-}
-
 /** `data` of a media lip-sync job (spec 2.8: result metadata when completed, error code or message when failed). */
 export function lipSyncJobData(ctx: ServerContext, task: LipSyncTask) {
   const i = task.input;
-  const resultUrl = resultUrlOf(ctx, task);
+  const resultUrl = resultFileUrl(ctx, task);
   const r = task.result;
   return {
     id: task.taskId,
@@ -206,12 +193,32 @@ export function lipSyncTaskView(ctx: ServerContext, task: LipSyncTask) {
     referenceImageUrl: i.referenceImageUrl,
     audioUrl: i.audioUrl,
     durationSeconds: i.durationSeconds,
-    resultVideoUrl: resultUrlOf(ctx, task),
+    resultVideoUrl: resultFileUrl(ctx, task),
     ...taskMeta(task),
   };
 }
 
 const envelope = (message: string, data: unknown) => ({ success: true, message, data });
+
+/**
+ * The media-jobs family of lip-sync, in the `{ success, message, data }`
+ * envelope: create answers `data: { id, status }`, a page keeps
+ * `pagination` beside the envelope.
+ */
+function envelopeJobShape(ctx: ServerContext): FamilyShape<LipSyncTask, MediaJobListQuery> {
+  const plain = mediaJobShape((t: LipSyncTask) => lipSyncJobData(ctx, t), jobDataDoc);
+  return {
+    ...plain,
+    created: (task) => ({ status: 202, json: envelope('lip-sync job accepted', { id: task.taskId, status: mediaJobStatus(task) }) }),
+    page: (page) => ({ success: true, message: 'ok', ...plain.page(page) }),
+    one: (task) => envelope('ok', plain.one(task)),
+    docs: {
+      created: { description: 'Accepted', schema: envelopeDoc(z.object({ id: z.string(), status: z.enum(Object.values(MediaJobStatus)) })) },
+      page: { description: 'A page of jobs', schema: z.object({ success: z.boolean(), message: z.string(), data: z.array(jobDataDoc), pagination: mediaJobPaginationDoc }) },
+      one: { description: 'The job', schema: envelopeDoc(jobDataDoc) },
+    },
+  };
+}
 
 /** What a create asks for, whichever family it came through. */
 interface LipSyncRequest {
@@ -356,81 +363,27 @@ export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency
     };
   };
 
-  const jobCreated = (task: LipSyncTask) => ({ status: 202, json: envelope('lip-sync job accepted', { id: task.taskId, status: mediaJobStatus(task) }) });
-  const jobList = (account: Account, query: MediaJobListQuery) => {
-    const page = paginate(runner.list(account, { states: query.status ? statesOfMediaJob(query.status) : undefined, createdAfter: query.createdAfter }), query);
-    return { json: { ...envelope('ok', page.items.map((t) => lipSyncJobData(ctx, t))), pagination: mediaJobPagination(page) } };
-  };
-  const jobRead = (account: Account, id: string) => ({ json: envelope('ok', lipSyncJobData(ctx, runner.get(account, id))) });
-
-  const createErrors = errorResponses(400, 401, 402, 403, 409, 422, 503);
-  const readErrors = errorResponses(400, 401, 403, 404);
+  const jobs = envelopeJobShape(ctx);
   const common = { tags: ['lip-sync'], capability: MediaCapability.lipsync };
-  const createDoc = { 202: { description: 'Accepted', schema: envelopeDoc(z.object({ id: z.string(), status: z.enum(Object.values(MediaJobStatus)) })) }, ...createErrors };
-  const listDoc = { 200: { description: 'A page of jobs', schema: z.object({ success: z.boolean(), message: z.string(), data: z.array(jobDataDoc), pagination: mediaJobPaginationDoc }) }, ...readErrors };
-  const readDoc = { 200: { description: 'The job', schema: envelopeDoc(jobDataDoc) }, ...readErrors };
 
   const routes = [
-    defineRoute<LipSyncJobBody, unknown>({
-      ...common,
-      method: 'POST',
-      path: LIPSYNC_PATHS.jobs,
-      summary: 'Create a lip-sync job from a video and an audio URL; API quota is pre-deducted',
-      body: lipSyncJobBody,
-      headers: [idempotencyHeader(false)],
-      responses: createDoc,
-      handler: (c) => idempotency.run(c.account, 'media-lip-sync-jobs', idempotencyKeyOf(c.req.headers), c.body, async () => jobCreated(await create(c, c.account, fromJobBody(c.body)))),
+    ...familyRoutes({
+      runner,
+      idempotency,
+      common,
+      shape: jobs,
+      paths: { list: LIPSYNC_PATHS.jobs, one: LIPSYNC_PATHS.job },
+      summaries: { create: 'Create a lip-sync job from a video and an audio URL; API quota is pre-deducted', list: 'List lip-sync jobs, newest first', read: 'Read a lip-sync job (terminal states never change)' },
+      create: { body: lipSyncJobBody, scope: 'media-lip-sync-jobs', requireKey: false, errors: CREATE_ERRORS_WITH_TOOL, run: (c) => create(c, c.account, fromJobBody(c.body)) },
     }),
-    defineRoute<unknown, MediaJobListQuery>({
-      ...common,
-      method: 'GET',
-      path: LIPSYNC_PATHS.jobs,
-      summary: 'List lip-sync jobs, newest first',
-      query: mediaJobListQuery,
-      responses: listDoc,
-      handler: ({ account, query }) => jobList(account, query),
-    }),
-    defineRoute<unknown, unknown>({
-      ...common,
-      method: 'GET',
-      path: LIPSYNC_PATHS.job,
-      summary: 'Read a lip-sync job (terminal states never change)',
-      responses: readDoc,
-      handler: ({ account, params }) => jobRead(account, params['jobId']!),
-    }),
-    defineRoute<LipSyncTaskBody, unknown>({
-      ...common,
-      method: 'POST',
-      path: LIPSYNC_PATHS.tasks,
-      summary: 'Create a lip-sync task (video or image input mode); API quota is pre-deducted',
-      body: lipSyncTaskBody,
-      headers: [idempotencyHeader(false)],
-      responses: { 202: { description: 'Accepted', schema: flatCreateDoc }, ...createErrors },
-      handler: (c) =>
-        idempotency.run(c.account, 'lip-sync-tasks', idempotencyKeyOf(c.req.headers), c.body, async () => {
-          const task = await create(c, c.account, fromTaskBody(c.body));
-          return { status: 202, json: { taskId: task.taskId, status: flatStatus(task), creditsCharged: task.creditsCharged } };
-        }),
-    }),
-    defineRoute<unknown, FlatListQuery>({
-      ...common,
-      method: 'GET',
-      path: LIPSYNC_PATHS.tasks,
-      summary: 'List lip-sync tasks, newest first',
-      query: flatListQuery,
-      responses: { 200: { description: 'A page of tasks', schema: z.object({ data: z.array(taskDoc), pagination: flatPaginationDoc }) }, ...readErrors },
-      handler: ({ account, query }) => {
-        const page = paginate(runner.list(account, { states: query.status ? statesOfFlat(query.status) : undefined, createdAfter: query.createdAfter }), query);
-        return { json: { data: page.items.map((t) => lipSyncTaskView(ctx, t)), pagination: flatPagination(page) } };
-      },
-    }),
-    defineRoute<unknown, unknown>({
-      ...common,
-      method: 'GET',
-      path: LIPSYNC_PATHS.task,
-      summary: 'Read a lip-sync task',
-      responses: { 200: { description: 'The task', schema: taskDoc }, ...readErrors },
-      handler: ({ account, params }) => ({ json: lipSyncTaskView(ctx, runner.get(account, params['taskId']!)) }),
+    ...familyRoutes({
+      runner,
+      idempotency,
+      common,
+      shape: flatShape((t: LipSyncTask) => lipSyncTaskView(ctx, t), taskDoc),
+      paths: { list: LIPSYNC_PATHS.tasks, one: LIPSYNC_PATHS.task },
+      summaries: { create: 'Create a lip-sync task (video or image input mode); API quota is pre-deducted', list: 'List lip-sync tasks, newest first', read: 'Read a lip-sync task' },
+      create: { body: lipSyncTaskBody, scope: 'lip-sync-tasks', requireKey: false, errors: CREATE_ERRORS_WITH_TOOL, run: (c) => create(c, c.account, fromTaskBody(c.body)) },
     }),
     defineRoute<LegacyLipSyncBody, unknown>({
       ...common,
@@ -439,8 +392,8 @@ export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency
       summary: 'Legacy lip-sync create (now POST /media/lip-sync/jobs)',
       hidden: true,
       body: legacyLipSyncBody,
-      responses: createDoc,
-      handler: (c) => idempotency.run(c.account, 'legacy-lip-sync-create', idempotencyKeyOf(c.req.headers), c.body, async () => jobCreated(await create(c, c.account, fromLegacyBody(c.body)))),
+      responses: { 202: jobs.docs.created, ...CREATE_ERRORS_WITH_TOOL },
+      handler: (c) => idempotency.run(c.account, 'legacy-lip-sync-create', idempotencyKeyOf(c.req.headers), c.body, async () => jobs.created(await create(c, c.account, fromLegacyBody(c.body)))),
     }),
     defineRoute<unknown, MediaJobListQuery>({
       ...common,
@@ -449,8 +402,8 @@ export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency
       summary: 'Legacy lip-sync list (now GET /media/lip-sync/jobs)',
       hidden: true,
       query: mediaJobListQuery,
-      responses: listDoc,
-      handler: ({ account, query }) => jobList(account, query),
+      responses: { 200: jobs.docs.page, ...READ_ERRORS },
+      handler: ({ account, query }) => listReply(runner, jobs, account, query),
     }),
     defineRoute<unknown, LegacyQuery>({
       ...common,
@@ -459,8 +412,8 @@ export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency
       summary: 'Legacy lip-sync detail (now GET /media/lip-sync/jobs/{jobId})',
       hidden: true,
       query: legacyQuery,
-      responses: readDoc,
-      handler: ({ account, query }) => jobRead(account, query.id),
+      responses: { 200: jobs.docs.one, ...READ_ERRORS },
+      handler: ({ account, query }) => readReply(runner, jobs, account, query.id),
     }),
   ] as unknown as RouteDef<never, never>[];
 
