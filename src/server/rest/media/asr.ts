@@ -21,8 +21,8 @@ import { mediaToolsOf } from '../../media/tools.js';
 import type { Account } from '../../store/types.js';
 import { idempotencyKeyOf, type IdempotencyStore } from '../common/idempotency.js';
 import { TaskFailure, TaskRunner, type Task } from '../common/task-runner.js';
-import { ASR_MAX_SECONDS, ASR_MODELS, asrCredits, asrEstimateTolerance, DEFAULT_ASR_MODEL, findAsrModel, MediaCapability, MediaErrorCode } from './catalog.js';
-import { CREATE_ERRORS_WITH_TOOL, familyRoutes, flatShape, type FamilyShape } from './family.js';
+import { ASR_MAX_SECONDS, ASR_MODELS, asrCredits, asrEstimateTolerance, DEFAULT_ASR_MODEL, MediaCapability, MediaErrorCode, pickModel } from './catalog.js';
+import { CREATE_ERRORS_WITH_TOOL, family, familyRoutes, flatShape, type FamilyShape } from './family.js';
 import { checkUrlField, engineFailure, engineFaults, fetchField, fetchForTask, unavailable } from './inputs.js';
 import { flatStatus, FlatStatus, taskMeta, taskMetaDoc, type FlatListQuery } from './views.js';
 
@@ -167,8 +167,7 @@ export function asrFamily(ctx: ServerContext, idempotency: IdempotencyStore): As
   async function create(c: RouteContext<unknown, unknown>, account: Account, audioUrlRaw: string, body: Omit<AsrBody, 'audioUrl'>): Promise<AsrTask> {
     const tools = mediaToolsOf(ctx);
     if (!tools.recognizer) throw unavailable('speech recognition', 'no recognizer is installed (on Debian: apt-get install pocketsphinx pocketsphinx-en-us)');
-    const model = findAsrModel(body.model ?? DEFAULT_ASR_MODEL);
-    if (!model) throw badRequest(`unsupported model ${JSON.stringify(body.model)}`, { supportedModels: ASR_MODELS.map((m) => m.id) });
+    const model = pickModel(ASR_MODELS, body.model, DEFAULT_ASR_MODEL);
     const language = body.language === undefined ? [] : typeof body.language === 'string' ? [body.language] : body.language;
     const unsupported = language.filter((l) => !model.languages.includes(primary(l)));
     if (unsupported.length > 0) throw badRequest(`model ${model.id} does not recognize ${unsupported.join(', ')}; it recognizes ${model.languages.join(', ')}`, { supportedLanguages: model.languages });
@@ -195,24 +194,23 @@ export function asrFamily(ctx: ServerContext, idempotency: IdempotencyStore): As
   const common = { tags: ['asr'], capability: MediaCapability.asr };
 
   const routes = [
-    ...familyRoutes({
-      runner,
-      idempotency,
-      common,
-      shape: asrShape,
-      paths: { list: ASR_PATHS.tasks, one: ASR_PATHS.task },
-      summaries: { create: 'Create a transcription task from a public audio URL; credits are pre-deducted', list: 'List transcription tasks, newest first', read: 'Read a transcription task' },
-      create: {
-        body: asrBody,
-        scope: 'asr-tasks',
-        requireKey: false,
-        errors: CREATE_ERRORS_WITH_TOOL,
-        run: (c) => {
-          const { audioUrl, ...rest } = c.body;
-          return create(c, c.account, audioUrl, rest);
+    ...familyRoutes(
+      { runner, idempotency, common, createErrors: CREATE_ERRORS_WITH_TOOL },
+      family({
+        shape: asrShape,
+        paths: { list: ASR_PATHS.tasks, one: ASR_PATHS.task },
+        summaries: { create: 'Create a transcription task from a public audio URL; credits are pre-deducted', list: 'List transcription tasks, newest first', read: 'Read a transcription task' },
+        create: {
+          body: asrBody,
+          scope: 'asr-tasks',
+          requireKey: false,
+          run: (c) => {
+            const { audioUrl, ...rest } = c.body;
+            return create(c, c.account, audioUrl, rest);
+          },
         },
-      },
-    }),
+      }),
+    ),
     ...[ASR_PATHS.legacySpeechToText, ASR_PATHS.legacyTranscriptions].map((path) =>
       defineRoute<LegacyAsrBody, unknown>({
         method: 'POST',

@@ -9,8 +9,11 @@
  * - images: the model's `quotaPerImage`;
  * - videos: the model's `quotaPerSecond` per started second;
  * - lip-sync: the model's `quotaPerSecond` per started second of the result.
+ *
+ * `pickModel` and `checkAspect` answer 400 for what a model does not offer.
  */
 import { LIMITS } from '../../../protocol/limits.js';
+import { badRequest } from '../../http/errors.js';
 
 /** Capability names of the media routes (`Account.capabilities`). */
 export const MediaCapability = { asr: 'asr', image: 'image', video: 'video', lipsync: 'lipsync' } as const;
@@ -139,15 +142,14 @@ export function perSecondQuota(seconds: number, perSecond: number): number {
   return Math.max(1, Math.ceil(seconds - 1e-9)) * perSecond;
 }
 
-export function findImageModel(id: string): ImageModel | undefined {
-  return IMAGE_MODELS.find((m) => m.id === id);
+/** The model `id` of `models` (`defaultId` when absent); 400 naming the supported models otherwise. */
+export function pickModel<M extends { id: string }>(models: readonly M[], id: string | undefined, defaultId: string): M {
+  const found = models.find((m) => m.id === (id ?? defaultId));
+  if (!found) throw badRequest(`unsupported model ${JSON.stringify(id)}`, { supportedModels: models.map((m) => m.id) });
+  return found;
 }
-export function findVideoModel(id: string): VideoModel | undefined {
-  return VIDEO_MODELS.find((m) => m.id === id);
-}
-export function findAsrModel(id: string): AsrModel | undefined {
-  return ASR_MODELS.find((m) => m.id === id);
-}
-export function findLipSyncModel(id: string): LipSyncModel | undefined {
-  return LIPSYNC_MODELS.find((m) => m.id === id);
+
+/** Throw 400 (listing the supported ones) unless model `m` takes the aspect ratio `aspect` (`w:h`). */
+export function checkAspect(m: { id: string; aspectRatios: readonly string[] }, aspect: string): void {
+  if (!m.aspectRatios.includes(aspect)) throw badRequest(`model ${m.id} supports aspect ratios ${m.aspectRatios.join(', ')}, not ${JSON.stringify(aspect)}`, { supportedAspectRatios: m.aspectRatios });
 }

@@ -1,17 +1,20 @@
 /**
- * The create / list / read routes a media family offers in each of its route
- * families (spec 2.6-2.8, 3.2-3.4): `POST` and `GET` on a collection path
- * and `GET` on an item path, over one task runner. What differs between
- * families is data: the paths, the body and how a create turns it into a
- * task (`create.run`), and the shape the family writes (`FamilyShape`: its
- * list query and status words, the create reply, a page, one task, and
- * their docs). `flatShape` is the task family (`/<kind>/tasks`),
- * `mediaJobShape` the media-jobs family (`/media/<kind>/jobs`); lip-sync
- * wraps the latter in its `{ success, message, data }` envelope.
+ * The create / list / read routes each media kind (ASR, image, video,
+ * lip-sync) offers in each of its route families (spec 2.6-2.8, 3.2-3.4):
+ * `POST` and `GET` on a collection path and `GET` on an item path, over the
+ * kind's one task runner. What differs is data: per kind the `FamilyBase`
+ * (runner, tags, capability, create errors); per family the paths, the body
+ * and how a create turns it into a task (`create.run`), and the shape the
+ * family writes (`FamilyShape`: its list query and status words, the create
+ * reply, a page, one task, and their docs). `flatShape` is the task family
+ * (`/<kind>/tasks`), `mediaJobShape` the media-jobs family
+ * (`/media/<kind>/jobs`); lip-sync wraps the latter in its
+ * `{ success, message, data }` envelope.
+ *
+ * Use: `familyRoutes(base, family({ shape, paths, summaries, create }), ...)`.
  */
 import { z } from 'zod';
-import type { Reply, ResponseDoc, RouteContext, RouteDef } from '../../http/router.js';
-import { defineRoute } from '../../http/router.js';
+import { defineRoute, type Reply, type ResponseDoc, type RouteContext, type RouteDef } from '../../http/router.js';
 import type { Account } from '../../store/types.js';
 import { idempotencyKeyOf, type IdempotencyStore } from '../common/idempotency.js';
 import { paginate, type ListQuery, type Page } from '../common/pagination.js';
@@ -104,12 +107,19 @@ export function readReply<I, R, Q extends ListQuery>(runner: TaskRunner<I, R>, s
   return { json: shape.one(runner.get(account, taskId)) };
 }
 
-export interface FamilyRoutesSpec<I, R, B, Q extends ListQuery> {
+/** What the route families of one media kind share: the runner, the idempotency store, tags and capability, create errors. */
+export interface FamilyBase<I, R> {
   runner: TaskRunner<I, R>;
   idempotency: IdempotencyStore;
-  shape: FamilyShape<Task<I, R>, Q>;
   /** OpenAPI tags and the capability checked (403). */
   common: { tags: string[]; capability: string };
+  /** Error responses documented on the creates. */
+  createErrors: Record<number, ResponseDoc>;
+}
+
+/** One route family of a media kind. */
+export interface FamilySpec<I, R, B, Q extends ListQuery> {
+  shape: FamilyShape<Task<I, R>, Q>;
   /** Collection path (`POST`, `GET`) and item path, whose last segment is the id parameter (`{jobId}`, `{taskId}`). */
   paths: { list: string; one: string };
   summaries: { create: string; list: string; read: string };
@@ -119,12 +129,13 @@ export interface FamilyRoutesSpec<I, R, B, Q extends ListQuery> {
     scope: string;
     /** Whether the create requires an `Idempotency-Key` (400 without). */
     requireKey: boolean;
-    /** Error responses documented on the create. */
-    errors: Record<number, ResponseDoc>;
     /** Validate the body and create the task (throws HttpError). */
     run(c: RouteContext<B, unknown>): Promise<Task<I, R>>;
   };
 }
+
+/** A route family ready to be built over a kind's `FamilyBase`. */
+export type Family<I, R> = (base: FamilyBase<I, R>) => RouteDef<never, never>[];
 
 /** The id parameter of an item path (`.../{taskId}` -> `taskId`). */
 function idParam(path: string): string {
@@ -133,37 +144,43 @@ function idParam(path: string): string {
   return name;
 }
 
-/** `POST` and `GET` on `paths.list`, `GET` on `paths.one`, in that order. */
-export function familyRoutes<I, R, B, Q extends ListQuery>(spec: FamilyRoutesSpec<I, R, B, Q>): RouteDef<never, never>[] {
-  const { runner, idempotency, shape, common, paths, summaries, create } = spec;
+/** A family's routes: `POST` and `GET` on `paths.list`, `GET` on `paths.one`, in that order. */
+export function family<I, R, B, Q extends ListQuery>(spec: FamilySpec<I, R, B, Q>): Family<I, R> {
+  const { shape, paths, summaries, create } = spec;
   const param = idParam(paths.one);
-  return [
-    defineRoute<B, unknown>({
-      ...common,
-      method: 'POST',
-      path: paths.list,
-      summary: summaries.create,
-      body: create.body,
-      headers: [idempotencyHeader(create.requireKey)],
-      responses: { 202: shape.docs.created, ...create.errors },
-      handler: (c) => idempotency.run(c.account, create.scope, idempotencyKeyOf(c.req.headers), c.body, async () => shape.created(await create.run(c)), create.requireKey),
-    }),
-    defineRoute<unknown, Q>({
-      ...common,
-      method: 'GET',
-      path: paths.list,
-      summary: summaries.list,
-      query: shape.listQuery,
-      responses: { 200: shape.docs.page, ...READ_ERRORS },
-      handler: ({ account, query }) => listReply(runner, shape, account, query),
-    }),
-    defineRoute<unknown, unknown>({
-      ...common,
-      method: 'GET',
-      path: paths.one,
-      summary: summaries.read,
-      responses: { 200: shape.docs.one, ...READ_ERRORS },
-      handler: ({ account, params }) => readReply(runner, shape, account, params[param]!),
-    }),
-  ] as unknown as RouteDef<never, never>[];
+  return ({ runner, idempotency, common, createErrors }) =>
+    [
+      defineRoute<B, unknown>({
+        ...common,
+        method: 'POST',
+        path: paths.list,
+        summary: summaries.create,
+        body: create.body,
+        headers: [idempotencyHeader(create.requireKey)],
+        responses: { 202: shape.docs.created, ...createErrors },
+        handler: (c) => idempotency.run(c.account, create.scope, idempotencyKeyOf(c.req.headers), c.body, async () => shape.created(await create.run(c)), create.requireKey),
+      }),
+      defineRoute<unknown, Q>({
+        ...common,
+        method: 'GET',
+        path: paths.list,
+        summary: summaries.list,
+        query: shape.listQuery,
+        responses: { 200: shape.docs.page, ...READ_ERRORS },
+        handler: ({ account, query }) => listReply(runner, shape, account, query),
+      }),
+      defineRoute<unknown, unknown>({
+        ...common,
+        method: 'GET',
+        path: paths.one,
+        summary: summaries.read,
+        responses: { 200: shape.docs.one, ...READ_ERRORS },
+        handler: ({ account, params }) => readReply(runner, shape, account, params[param]!),
+      }),
+    ] as unknown as RouteDef<never, never>[];
+}
+
+/** The routes of every family of one media kind over `base`, in the order given. */
+export function familyRoutes<I, R>(base: FamilyBase<I, R>, ...families: Family<I, R>[]): RouteDef<never, never>[] {
+  return families.flatMap((f) => f(base));
 }

@@ -22,8 +22,8 @@ import type { RgbImage } from '../../media/png.js';
 import { mediaToolsOf } from '../../media/tools.js';
 import type { IdempotencyStore } from '../common/idempotency.js';
 import { TaskRunner, type Task } from '../common/task-runner.js';
-import { findImageModel, IMAGE_MODELS, MediaCapability, RESOLUTIONS, type ImageModel } from './catalog.js';
-import { CREATE_ERRORS, familyRoutes, flatShape, mediaJobShape } from './family.js';
+import { checkAspect, IMAGE_MODELS, pickModel, MediaCapability, RESOLUTIONS, type ImageModel } from './catalog.js';
+import { CREATE_ERRORS, family, familyRoutes, flatShape, mediaJobShape } from './family.js';
 import { checkUrlField, checkUrlList, engineFailure, engineFaults, fetchForTask } from './inputs.js';
 import { resultFileUrl, type MediaFiles } from './results.js';
 import { flatStatus, FlatStatus, mediaJobStatus, MediaJobStatus, taskMeta, taskMetaDoc } from './views.js';
@@ -155,12 +155,6 @@ export function imageTaskView(ctx: ServerContext, task: ImageTask) {
   };
 }
 
-function modelOf(id: string | undefined): ImageModel {
-  const found = findImageModel(id ?? IMAGE_MODELS[0]!.id);
-  if (!found) throw badRequest(`unsupported model ${JSON.stringify(id)}`, { supportedModels: IMAGE_MODELS.map((m) => m.id) });
-  return found;
-}
-
 function longSideOf(m: ImageModel, res: string | undefined): { resolution: string; longSide: number } {
   const resolution = res ?? m.defaultResolution;
   if (!m.resolutions.includes(resolution)) throw badRequest(`model ${m.id} supports resolution ${m.resolutions.join(', ')}, not ${JSON.stringify(resolution)}`);
@@ -168,7 +162,7 @@ function longSideOf(m: ImageModel, res: string | undefined): { resolution: strin
 }
 
 function aspectSize(m: ImageModel, aspect: string, longSide: number): { width: number; height: number } {
-  if (!m.aspectRatios.includes(aspect)) throw badRequest(`model ${m.id} supports aspect ratios ${m.aspectRatios.join(', ')}, not ${JSON.stringify(aspect)}`, { supportedAspectRatios: m.aspectRatios });
+  checkAspect(m, aspect);
   return sizeForAspect(aspect, longSide);
 }
 
@@ -207,7 +201,7 @@ export function imageFamily(ctx: ServerContext, files: MediaFiles, idempotency: 
 
   async function createJob(c: RouteContext<ImageJobBody, unknown>): Promise<ImageTask> {
     const b = c.body;
-    const m = modelOf(b.model);
+    const m = pickModel(IMAGE_MODELS, b.model, IMAGE_MODELS[0]!.id);
     const generationType = b.generation_type ?? GenerationType.generate;
     if (!m.generationTypes.includes(generationType)) throw badRequest(`model ${m.id} does not support generation_type ${generationType}`);
     if (generationType === GenerationType.edit && b.image_url === undefined) throw badRequest('image_url is required when generation_type is edit', { field: 'image_url' });
@@ -223,7 +217,7 @@ export function imageFamily(ctx: ServerContext, files: MediaFiles, idempotency: 
 
   async function createTask(c: RouteContext<ImageTaskBody, unknown>): Promise<ImageTask> {
     const b = c.body;
-    const m = modelOf(b.model);
+    const m = pickModel(IMAGE_MODELS, b.model, IMAGE_MODELS[0]!.id);
     const references = b.referenceImageUrls ?? [];
     if (references.length > m.maxReferenceImages) throw badRequest(`model ${m.id} takes at most ${m.maxReferenceImages} reference images`);
     const { resolution, longSide } = longSideOf(m, b.resolution);
@@ -244,27 +238,21 @@ export function imageFamily(ctx: ServerContext, files: MediaFiles, idempotency: 
     return create(c, { prompt: b.prompt, model: m.id, ...dims, aspectRatio, resolution, generationType: GenerationType.generate, imageUrl: null, referenceImageUrls }, m);
   }
 
-  const common = { tags: ['images'], capability: MediaCapability.image };
-  const routes = [
-    ...familyRoutes({
-      runner,
-      idempotency,
-      common,
+  const routes = familyRoutes(
+    { runner, idempotency, common: { tags: ['images'], capability: MediaCapability.image }, createErrors: CREATE_ERRORS },
+    family({
       shape: mediaJobShape((t: ImageTask) => imageJobView(ctx, t), jobDoc),
       paths: { list: IMAGE_PATHS.jobs, one: IMAGE_PATHS.job },
       summaries: { create: 'Create an image job (requires Idempotency-Key); API quota is pre-deducted', list: 'List image jobs, newest first', read: 'Read an image job' },
-      create: { body: imageJobBody, scope: 'media-images-jobs', requireKey: true, errors: CREATE_ERRORS, run: createJob },
+      create: { body: imageJobBody, scope: 'media-images-jobs', requireKey: true, run: createJob },
     }),
-    ...familyRoutes({
-      runner,
-      idempotency,
-      common,
+    family({
       shape: flatShape((t: ImageTask) => imageTaskView(ctx, t), taskDoc),
       paths: { list: IMAGE_PATHS.tasks, one: IMAGE_PATHS.task },
       summaries: { create: 'Create an image task; API quota is pre-deducted', list: 'List image tasks, newest first', read: 'Read an image task' },
-      create: { body: imageTaskBody, scope: 'images-tasks', requireKey: false, errors: CREATE_ERRORS, run: createTask },
+      create: { body: imageTaskBody, scope: 'images-tasks', requireKey: false, run: createTask },
     }),
-  ];
+  );
 
   return { runner, routes };
 }

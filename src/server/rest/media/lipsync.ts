@@ -28,8 +28,8 @@ import { hasFfmpeg, mediaToolsOf } from '../../media/tools.js';
 import type { Account } from '../../store/types.js';
 import { idempotencyKeyOf, type IdempotencyStore } from '../common/idempotency.js';
 import { TaskFailure, TaskRunner, type Task } from '../common/task-runner.js';
-import { DEFAULT_LIPSYNC_MODEL, findLipSyncModel, LIPSYNC_MODELS, MediaCapability, MediaErrorCode, perSecondQuota, type LipSyncModel } from './catalog.js';
-import { CREATE_ERRORS_WITH_TOOL, familyRoutes, flatShape, listReply, mediaJobShape, READ_ERRORS, readReply, type FamilyShape } from './family.js';
+import { DEFAULT_LIPSYNC_MODEL, LIPSYNC_MODELS, MediaCapability, MediaErrorCode, perSecondQuota, pickModel, type LipSyncModel } from './catalog.js';
+import { CREATE_ERRORS_WITH_TOOL, family, familyRoutes, flatShape, listReply, mediaJobShape, READ_ERRORS, readReply, type FamilyShape } from './family.js';
 import { checkUrlField, engineFailure, engineFaults, fetchField, fetchForTask, unavailable, unprocessable } from './inputs.js';
 import { resultFileUrl, type MediaFiles } from './results.js';
 import {
@@ -266,8 +266,7 @@ export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency
   async function create(c: RouteContext<unknown, unknown>, account: Account, r: LipSyncRequest): Promise<LipSyncTask> {
     const tools = mediaToolsOf(ctx);
     if (!hasFfmpeg(tools)) throw unavailable('lip-sync', 'ffmpeg is not installed (on Debian: apt-get install ffmpeg)');
-    const m: LipSyncModel | undefined = findLipSyncModel(r.model ?? DEFAULT_LIPSYNC_MODEL);
-    if (!m) throw badRequest(`unsupported model ${JSON.stringify(r.model)}`, { supportedModels: LIPSYNC_MODELS.map((x) => x.id) });
+    const m: LipSyncModel = pickModel(LIPSYNC_MODELS, r.model, DEFAULT_LIPSYNC_MODEL);
     if (r.audioUrl === undefined) throw badRequest(`${r.fields.audio} is required`, { field: r.fields.audio });
     if (r.inputMode === InputMode.video) {
       if (r.videoUrl === undefined) throw badRequest(`${r.fields.video} is required in video mode`, { field: r.fields.video });
@@ -367,24 +366,21 @@ export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency
   const common = { tags: ['lip-sync'], capability: MediaCapability.lipsync };
 
   const routes = [
-    ...familyRoutes({
-      runner,
-      idempotency,
-      common,
-      shape: jobs,
-      paths: { list: LIPSYNC_PATHS.jobs, one: LIPSYNC_PATHS.job },
-      summaries: { create: 'Create a lip-sync job from a video and an audio URL; API quota is pre-deducted', list: 'List lip-sync jobs, newest first', read: 'Read a lip-sync job (terminal states never change)' },
-      create: { body: lipSyncJobBody, scope: 'media-lip-sync-jobs', requireKey: false, errors: CREATE_ERRORS_WITH_TOOL, run: (c) => create(c, c.account, fromJobBody(c.body)) },
-    }),
-    ...familyRoutes({
-      runner,
-      idempotency,
-      common,
-      shape: flatShape((t: LipSyncTask) => lipSyncTaskView(ctx, t), taskDoc),
-      paths: { list: LIPSYNC_PATHS.tasks, one: LIPSYNC_PATHS.task },
-      summaries: { create: 'Create a lip-sync task (video or image input mode); API quota is pre-deducted', list: 'List lip-sync tasks, newest first', read: 'Read a lip-sync task' },
-      create: { body: lipSyncTaskBody, scope: 'lip-sync-tasks', requireKey: false, errors: CREATE_ERRORS_WITH_TOOL, run: (c) => create(c, c.account, fromTaskBody(c.body)) },
-    }),
+    ...familyRoutes(
+      { runner, idempotency, common, createErrors: CREATE_ERRORS_WITH_TOOL },
+      family({
+        shape: jobs,
+        paths: { list: LIPSYNC_PATHS.jobs, one: LIPSYNC_PATHS.job },
+        summaries: { create: 'Create a lip-sync job from a video and an audio URL; API quota is pre-deducted', list: 'List lip-sync jobs, newest first', read: 'Read a lip-sync job (terminal states never change)' },
+        create: { body: lipSyncJobBody, scope: 'media-lip-sync-jobs', requireKey: false, run: (c) => create(c, c.account, fromJobBody(c.body)) },
+      }),
+      family({
+        shape: flatShape((t: LipSyncTask) => lipSyncTaskView(ctx, t), taskDoc),
+        paths: { list: LIPSYNC_PATHS.tasks, one: LIPSYNC_PATHS.task },
+        summaries: { create: 'Create a lip-sync task (video or image input mode); API quota is pre-deducted', list: 'List lip-sync tasks, newest first', read: 'Read a lip-sync task' },
+        create: { body: lipSyncTaskBody, scope: 'lip-sync-tasks', requireKey: false, run: (c) => create(c, c.account, fromTaskBody(c.body)) },
+      }),
+    ),
     defineRoute<LegacyLipSyncBody, unknown>({
       ...common,
       method: 'POST',

@@ -24,8 +24,8 @@ import { hasFfmpeg, mediaToolsOf } from '../../media/tools.js';
 import { generateVideo } from '../../media/video-engine.js';
 import type { IdempotencyStore } from '../common/idempotency.js';
 import { TaskFailure, TaskRunner, type Task } from '../common/task-runner.js';
-import { findVideoModel, MediaCapability, MediaErrorCode, perSecondQuota, VIDEO_MODELS, type VideoModel } from './catalog.js';
-import { CREATE_ERRORS_WITH_TOOL, familyRoutes, flatShape, mediaJobShape } from './family.js';
+import { checkAspect, MediaCapability, MediaErrorCode, perSecondQuota, pickModel, VIDEO_MODELS, type VideoModel } from './catalog.js';
+import { CREATE_ERRORS_WITH_TOOL, family, familyRoutes, flatShape, mediaJobShape } from './family.js';
 import { checkUrlField, checkUrlList, engineFailure, engineFaults, fetchForTask, unavailable } from './inputs.js';
 import { resultFileUrl, type MediaFiles } from './results.js';
 import { flatStatus, FlatStatus, mediaJobStatus, MediaJobStatus, taskMeta, taskMetaDoc } from './views.js';
@@ -165,12 +165,6 @@ export function videoTaskView(ctx: ServerContext, task: VideoTask) {
   };
 }
 
-function modelOf(id: string | undefined): VideoModel {
-  const found = findVideoModel(id ?? VIDEO_MODELS[0]!.id);
-  if (!found) throw badRequest(`unsupported model ${JSON.stringify(id)}`, { supportedModels: VIDEO_MODELS.map((m) => m.id) });
-  return found;
-}
-
 /** Output size from `size` (`<w>x<h>`), else `aspectRatio`, else the model's default; even sides. */
 function dimensions(m: VideoModel, sizeText: string | undefined, aspect: string | undefined): { width: number; height: number; aspectRatio: string | null } {
   const even = (n: number) => Math.max(2, 2 * Math.round(n / 2));
@@ -182,7 +176,7 @@ function dimensions(m: VideoModel, sizeText: string | undefined, aspect: string 
   }
   const longSide = Math.max(...Object.values(parseSize(m.defaultSize)!));
   if (aspect !== undefined) {
-    if (!m.aspectRatios.includes(aspect)) throw badRequest(`model ${m.id} supports aspect ratios ${m.aspectRatios.join(', ')}, not ${JSON.stringify(aspect)}`, { supportedAspectRatios: m.aspectRatios });
+    checkAspect(m, aspect);
     return { ...sizeForAspect(aspect, longSide), aspectRatio: aspect };
   }
   return { ...parseSize(m.defaultSize)!, aspectRatio: null };
@@ -242,7 +236,7 @@ export function videoFamily(ctx: ServerContext, files: MediaFiles, idempotency: 
   /** What both creates check first: ffmpeg, the model, the length and the size. */
   function basics(b: { prompt: string; model?: string | undefined; size?: string | undefined }, secondsAsked: number | undefined, aspect: string | undefined) {
     requireFfmpeg();
-    const m = modelOf(b.model);
+    const m = pickModel(VIDEO_MODELS, b.model, VIDEO_MODELS[0]!.id);
     const seconds = secondsOf(m, secondsAsked);
     return { m, input: { prompt: b.prompt, model: m.id, ...dimensions(m, b.size, aspect), seconds } };
   }
@@ -283,27 +277,21 @@ export function videoFamily(ctx: ServerContext, files: MediaFiles, idempotency: 
     return create(c, full, m);
   }
 
-  const common = { tags: ['videos'], capability: MediaCapability.video };
-  const routes = [
-    ...familyRoutes({
-      runner,
-      idempotency,
-      common,
+  const routes = familyRoutes(
+    { runner, idempotency, common: { tags: ['videos'], capability: MediaCapability.video }, createErrors: CREATE_ERRORS_WITH_TOOL },
+    family({
       shape: mediaJobShape((t: VideoTask) => videoJobView(ctx, t), jobDoc),
       paths: { list: VIDEO_PATHS.jobs, one: VIDEO_PATHS.job },
       summaries: { create: 'Create a video job (requires Idempotency-Key); API quota is pre-deducted', list: 'List video jobs, newest first', read: 'Read a video job' },
-      create: { body: videoJobBody, scope: 'media-videos-jobs', requireKey: true, errors: CREATE_ERRORS_WITH_TOOL, run: createJob },
+      create: { body: videoJobBody, scope: 'media-videos-jobs', requireKey: true, run: createJob },
     }),
-    ...familyRoutes({
-      runner,
-      idempotency,
-      common,
+    family({
       shape: flatShape((t: VideoTask) => videoTaskView(ctx, t), taskDoc),
       paths: { list: VIDEO_PATHS.tasks, one: VIDEO_PATHS.task },
       summaries: { create: 'Create a video task; API quota is pre-deducted', list: 'List video tasks, newest first', read: 'Read a video task' },
-      create: { body: videoTaskBody, scope: 'videos-tasks', requireKey: false, errors: CREATE_ERRORS_WITH_TOOL, run: createTask },
+      create: { body: videoTaskBody, scope: 'videos-tasks', requireKey: false, run: createTask },
     }),
-  ];
+  );
 
   return { runner, routes };
 }
