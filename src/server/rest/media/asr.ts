@@ -24,7 +24,7 @@ import { TaskFailure, TaskRunner, type Task } from '../common/task-runner.js';
 import { ASR_MAX_SECONDS, ASR_MODELS, asrCredits, asrEstimateTolerance, DEFAULT_ASR_MODEL, MediaCapability, MediaErrorCode, pickModel } from './catalog.js';
 import { CREATE_ERRORS_WITH_TOOL, family, familyRoutes, flatShape, type FamilyShape } from './family.js';
 import { checkUrlField, engineFailure, engineFaults, fetchField, fetchForTask, unavailable } from './inputs.js';
-import { flatStatus, FlatStatus, taskMeta, taskMetaDoc, type FlatListQuery } from './views.js';
+import { flatHead, flatHeadDoc, flatStatus, FlatStatus, taskMeta, taskMetaDoc, type FlatListQuery } from './views.js';
 
 export const ASR_PATHS = {
   tasks: '/api/open/v1/asr/tasks',
@@ -78,10 +78,7 @@ export type LegacyAsrBody = z.infer<typeof legacyAsrBody>;
 
 const createDoc = z.object({ taskId: z.string(), status: z.enum(Object.values(FlatStatus)), model: z.string(), creditsCharged: z.number().int() });
 const taskDoc = z.object({
-  id: z.string(),
-  taskId: z.string(),
-  type: z.literal('asr'),
-  status: z.enum(Object.values(FlatStatus)),
+  ...flatHeadDoc('asr'),
   audioUrl: z.string(),
   transcript: z.string().nullable().meta({ description: 'Set on success; empty for silence.' }),
   model: z.string(),
@@ -94,10 +91,7 @@ const taskDoc = z.object({
 export function asrView(task: AsrTask) {
   const succeeded = flatStatus(task) === FlatStatus.succeeded;
   return {
-    id: task.id,
-    taskId: task.taskId,
-    type: 'asr' as const,
-    status: flatStatus(task),
+    ...flatHead(task, 'asr'),
     audioUrl: task.input.audioUrl,
     transcript: succeeded ? (task.result?.transcript ?? '') : null,
     model: task.input.model,

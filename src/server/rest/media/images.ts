@@ -26,7 +26,7 @@ import { checkAspect, IMAGE_MODELS, pickModel, MediaCapability, RESOLUTIONS, typ
 import { CREATE_ERRORS, family, familyRoutes, flatShape, mediaJobShape } from './family.js';
 import { checkUrlField, checkUrlList, engineFailure, engineFaults, fetchForTask } from './inputs.js';
 import { resultFileUrl, type MediaFiles } from './results.js';
-import { flatStatus, FlatStatus, mediaJobStatus, MediaJobStatus, taskMeta, taskMetaDoc } from './views.js';
+import { flatHead, flatHeadDoc, mediaJobHead, mediaJobHeadDoc, taskMeta, taskMetaDoc } from './views.js';
 
 export const IMAGE_PATHS = {
   jobs: '/api/open/v1/media/images/jobs',
@@ -94,9 +94,7 @@ export type ImageTaskBody = z.infer<typeof imageTaskBody>;
 const nullableString = z.string().nullable();
 const resultDoc = z.object({ url: z.string(), width: z.number().int(), height: z.number().int(), contentType: z.string(), bytes: z.number().int() }).nullable();
 const jobDoc = z.object({
-  id: z.string(),
-  jobId: z.string(),
-  status: z.enum(Object.values(MediaJobStatus)),
+  ...mediaJobHeadDoc,
   model: z.string(),
   prompt: z.string(),
   aspectRatio: nullableString,
@@ -106,10 +104,7 @@ const jobDoc = z.object({
   ...taskMetaDoc,
 });
 const taskDoc = z.object({
-  id: z.string(),
-  taskId: z.string(),
-  type: z.literal('image'),
-  status: z.enum(Object.values(FlatStatus)),
+  ...flatHeadDoc('image'),
   model: z.string(),
   prompt: z.string(),
   width: z.number().int(),
@@ -124,9 +119,7 @@ const taskDoc = z.object({
 export function imageJobView(ctx: ServerContext, task: ImageTask) {
   const resultUrl = resultFileUrl(ctx, task);
   return {
-    id: task.taskId,
-    jobId: task.taskId,
-    status: mediaJobStatus(task),
+    ...mediaJobHead(task),
     model: task.input.model,
     prompt: task.input.prompt,
     aspectRatio: task.input.aspectRatio,
@@ -140,10 +133,7 @@ export function imageJobView(ctx: ServerContext, task: ImageTask) {
 /** An image task (spec 2.7). */
 export function imageTaskView(ctx: ServerContext, task: ImageTask) {
   return {
-    id: task.id,
-    taskId: task.taskId,
-    type: 'image' as const,
-    status: flatStatus(task),
+    ...flatHead(task, 'image'),
     model: task.input.model,
     prompt: task.input.prompt,
     width: task.input.width,

@@ -33,8 +33,10 @@ import { CREATE_ERRORS_WITH_TOOL, family, familyRoutes, flatShape, listReply, me
 import { checkUrlField, engineFailure, engineFaults, fetchField, fetchForTask, unavailable, unprocessable } from './inputs.js';
 import { resultFileUrl, type MediaFiles } from './results.js';
 import {
-  flatStatus,
-  FlatStatus,
+  flatHead,
+  flatHeadDoc,
+  mediaJobHead,
+  mediaJobHeadDoc,
   mediaJobListQuery,
   mediaJobPaginationDoc,
   mediaJobStatus,
@@ -127,9 +129,7 @@ export type LegacyQuery = z.infer<typeof legacyQuery>;
 
 const nullableString = z.string().nullable();
 const jobDataDoc = z.object({
-  id: z.string(),
-  jobId: z.string(),
-  status: z.enum(Object.values(MediaJobStatus)),
+  ...mediaJobHeadDoc,
   model: z.string(),
   inputMode: z.enum(Object.values(InputMode)),
   videoUrl: nullableString,
@@ -142,10 +142,7 @@ const jobDataDoc = z.object({
 });
 const envelopeDoc = (data: z.ZodType) => z.object({ success: z.boolean(), message: z.string(), data });
 const taskDoc = z.object({
-  id: z.string(),
-  taskId: z.string(),
-  type: z.literal('lipsync'),
-  status: z.enum(Object.values(FlatStatus)),
+  ...flatHeadDoc('lipsync'),
   model: z.string(),
   inputMode: z.enum(Object.values(InputMode)),
   videoUrl: nullableString,
@@ -163,9 +160,7 @@ export function lipSyncJobData(ctx: ServerContext, task: LipSyncTask) {
   const resultUrl = resultFileUrl(ctx, task);
   const r = task.result;
   return {
-    id: task.taskId,
-    jobId: task.taskId,
-    status: mediaJobStatus(task),
+    ...mediaJobHead(task),
     model: i.model,
     inputMode: i.inputMode,
     videoUrl: i.videoUrl,
@@ -182,10 +177,7 @@ export function lipSyncJobData(ctx: ServerContext, task: LipSyncTask) {
 export function lipSyncTaskView(ctx: ServerContext, task: LipSyncTask) {
   const i = task.input;
   return {
-    id: task.id,
-    taskId: task.taskId,
-    type: 'lipsync' as const,
-    status: flatStatus(task),
+    ...flatHead(task, 'lipsync'),
     model: i.model,
     inputMode: i.inputMode,
     videoUrl: i.videoUrl,

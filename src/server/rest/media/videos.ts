@@ -28,7 +28,7 @@ import { checkAspect, MediaCapability, MediaErrorCode, perSecondQuota, pickModel
 import { CREATE_ERRORS_WITH_TOOL, family, familyRoutes, flatShape, mediaJobShape } from './family.js';
 import { checkUrlField, checkUrlList, engineFailure, engineFaults, fetchForTask, unavailable } from './inputs.js';
 import { resultFileUrl, type MediaFiles } from './results.js';
-import { flatStatus, FlatStatus, mediaJobStatus, MediaJobStatus, taskMeta, taskMetaDoc } from './views.js';
+import { flatHead, flatHeadDoc, mediaJobHead, mediaJobHeadDoc, taskMeta, taskMetaDoc } from './views.js';
 
 export const VIDEO_PATHS = {
   jobs: '/api/open/v1/media/videos/jobs',
@@ -96,9 +96,7 @@ export type VideoTaskBody = z.infer<typeof videoTaskBody>;
 
 const nullableString = z.string().nullable();
 const jobDoc = z.object({
-  id: z.string(),
-  jobId: z.string(),
-  status: z.enum(Object.values(MediaJobStatus)),
+  ...mediaJobHeadDoc,
   model: z.string(),
   prompt: z.string(),
   seconds: z.number(),
@@ -108,10 +106,7 @@ const jobDoc = z.object({
   ...taskMetaDoc,
 });
 const taskDoc = z.object({
-  id: z.string(),
-  taskId: z.string(),
-  type: z.literal('video'),
-  status: z.enum(Object.values(FlatStatus)),
+  ...flatHeadDoc('video'),
   model: z.string(),
   prompt: z.string(),
   aspectRatio: nullableString,
@@ -130,9 +125,7 @@ export function videoJobView(ctx: ServerContext, task: VideoTask) {
   const resultUrl = resultFileUrl(ctx, task);
   const i = task.input;
   return {
-    id: task.taskId,
-    jobId: task.taskId,
-    status: mediaJobStatus(task),
+    ...mediaJobHead(task),
     model: i.model,
     prompt: i.prompt,
     seconds: i.seconds,
@@ -147,10 +140,7 @@ export function videoJobView(ctx: ServerContext, task: VideoTask) {
 export function videoTaskView(ctx: ServerContext, task: VideoTask) {
   const i = task.input;
   return {
-    id: task.id,
-    taskId: task.taskId,
-    type: 'video' as const,
-    status: flatStatus(task),
+    ...flatHead(task, 'video'),
     model: i.model,
     prompt: i.prompt,
     aspectRatio: i.aspectRatio,

@@ -61,6 +61,16 @@ export function mediaJobPagination(page: Page<unknown>) {
   return { page: page.page, limit: page.limit, hasMore: page.hasMore, nextPage: page.nextPage };
 }
 
+/** The leading fields of a task-family object (spec 2.7): `{ id, taskId, type, status }`. */
+export function flatHead<T extends string>(task: Task, type: T) {
+  return { id: task.id, taskId: task.taskId, type, status: flatStatus(task) };
+}
+
+/** The leading fields of a media job (spec 2.8): `{ id, jobId, status }`, both ids the task id. */
+export function mediaJobHead(task: Task) {
+  return { id: task.taskId, jobId: task.taskId, status: mediaJobStatus(task) };
+}
+
 /** Fields every task object shows: errors, charge, timestamps. */
 export function taskMeta(task: Task) {
   return {
@@ -84,6 +94,14 @@ export const taskMetaDoc = {
   startedAt: nullableString,
   completedAt: nullableString,
 };
+
+/** Doc schema of `flatHead`. */
+export function flatHeadDoc<T extends string>(type: T) {
+  return { id: z.string(), taskId: z.string(), type: z.literal(type), status: z.enum(Object.values(FlatStatus)) };
+}
+
+/** Doc schema of `mediaJobHead`. */
+export const mediaJobHeadDoc = { id: z.string(), jobId: z.string(), status: z.enum(Object.values(MediaJobStatus)) };
 
 export const flatPaginationDoc = z.object({ limit: z.number().int(), offset: z.number().int(), hasMore: z.boolean() });
 export const mediaJobPaginationDoc = z.object({ page: z.number().int(), limit: z.number().int(), hasMore: z.boolean(), nextPage: z.number().int().nullable() });
