@@ -222,6 +222,9 @@ export class EspeakEngine implements SpeechEngine {
       eval: true,
       workerData: { moduleUrl: pathToFileURL(moduleFile).href, cancel, warmUpRounds },
       name: 'voxpipe-espeak',
+      // The eval'd source is CommonJS; a parent started with --input-type=module
+      // would hand that flag down and make the worker parse it as ESM.
+      execArgv: process.execArgv.filter((arg) => !arg.startsWith('--input-type')),
     });
     let markReady!: () => void;
     let markFailed!: (error: unknown) => void;
