@@ -7,12 +7,15 @@
 // Not a bench itself (run-all skips files starting with `_`).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { decode, encode } from '@msgpack/msgpack';
+import { Decoder, Encoder } from '@msgpack/msgpack';
 import WebSocket from 'ws';
 
 const SUBPROTOCOL = 'realtime.tts.msgpack.v2';
 const LIVE_PATH = '/v2/tts/live';
 const TEXT_FRAME_MAX_CHARS = 2000;
+// One codec instance each, as @msgpack/msgpack recommends: `decode()` builds a new Decoder per call.
+const decoder = new Decoder();
+const encoder = new Encoder();
 
 /** Cut a segment into text frames of at most 2,000 code points. */
 function frames(text) {
@@ -48,7 +51,7 @@ export class RawReliableSession {
   }
 
   #send(event) {
-    this.#ws.send(encode(event));
+    this.#ws.send(encoder.encode(event));
   }
 
   /** Wait for the next event named `name` (errors reject). */
@@ -77,9 +80,10 @@ export class RawReliableSession {
     });
     this.#ws = ws;
     ws.binaryType = 'nodebuffer';
-    ws.on('message', (data) => this.#dispatch(decode(data)));
-    ws.on('error', () => undefined);
-    const closed = new Promise((_, reject) => ws.once('close', (code) => reject(new Error(`closed ${code}`))));
+    ws.on('message', (data) => this.#dispatch(decoder.decode(data)));
+    let socketError = '';
+    ws.on('error', (err) => (socketError = ` (${err.code ?? err.message})`));
+    const closed = new Promise((_, reject) => ws.once('close', (code) => reject(new Error(`closed ${code}${socketError}`))));
     closed.catch(() => undefined);
     await Promise.race([this.#next('authenticated'), closed]);
     this.#send({ event: 'start', mode: 'reliable', event_id: this.#id(), request_id: this.requestId, request: this.request });

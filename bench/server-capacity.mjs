@@ -56,16 +56,18 @@ const request = { voice_id: model.voices[0].id, model: model.id, format: 'pcm' }
 async function oneStream() {
   const s = new RawReliableSession({ wsUrl: config.wsUrl, apiKey: config.apiKey, request });
   const t0 = performance.now();
+  let stage = 'connect';
   try {
     await s.open();
     const connectMs = performance.now() - t0;
     let first;
+    stage = 'speak';
     const t1 = performance.now();
     const bytes = await s.speak(SEGMENTS, () => (first ??= performance.now()));
     return { connectMs, ttfaMs: first - t1, bytes };
   } catch (err) {
     s.close();
-    return { error: String(err.message ?? err).split(':')[0] };
+    return { error: `${stage}: ${String(err.message ?? err).split(':')[0]}` };
   }
 }
 

@@ -25,11 +25,12 @@ try {
       runs: RUNS,
       warmup: WARMUP,
       service: { embedded: false, baseUrl: 'voxpipe serve --engine tone (child process, loopback)' },
-      onProgress: (p) => process.stderr.write(`\r${p.done}/${p.total} ${p.caseId}`.padEnd(60)),
+      // A redrawn line only where someone watches; in a log it is noise.
+      ...(process.stderr.isTTY && { onProgress: (p) => process.stderr.write(`\r${`${p.done}/${p.total} ${p.caseId}`.padEnd(60)}`) }),
     },
   );
 } finally {
-  process.stderr.write('\n');
+  if (process.stderr.isTTY) process.stderr.write('\n');
   await server.close();
 }
 
