@@ -29,7 +29,7 @@ import { ExitCode, note, type Io } from './io.js';
 import { openService } from '../service.js';
 
 export const BENCH_USAGE =
-  'voxpipe bench [--runs N (20)] [--warmup N (3)] [--transports realtime-reliable,realtime-simple,sync,compat,async|all] [--formats pcm,wav,mp3,opus|all] [--models ID,...|all] [--voices ID,...|all] [--texts short,medium,long|all] [--concurrency 1,10,100,1000] [--cold|--warm|--both] [--json] [--plot FILE.svg] [--out FILE.json] [--progress]';
+  'voxpipe bench [--runs N (20)] [--warmup N (3)] [--transports realtime-reliable,realtime-simple,sync,compat,async|all] [--formats pcm,wav,mp3,opus|all] [--models ID,...|all] [--voices ID,...|all] [--texts short,medium,long|all] [--concurrency 1,10,100,1000] [--cold|--warm|--both] [--json] [--plot FILE.svg] [--out FILE.json] [--progress] [--engine espeak|tone|auto (embedded server)] [--timeout-ms N (per run, 120000)]';
 
 const OPTIONS = {
   runs: { type: 'string' },
