@@ -12,12 +12,21 @@ import { OggPageWriter, type OggPacket } from './ogg.js';
 import { Int16Reader } from './pcm.js';
 import { Resampler } from './resample.js';
 
-/** The slice of opusscript's API used here. */
+/** The slice of opusscript's API used here (its fields included: see `encodeFrame`). */
 interface OpusScriptEncoder {
   encode(pcm: Buffer, frameSize: number): Buffer;
   encoderCTL(ctl: number, arg: number): void;
   delete(): void;
+  /** The embind handler: `_encode(inputBytePointer, inputBytes, outputPointer, frameSize)` returns the packet length. */
+  handler: { _encode(input: number, inputBytes: number, output: number, frameSize: number): number };
+  inPCMPointer: number;
+  /** Bytes allocated at `inPCMPointer`. */
+  inPCMLength: number;
+  /** A view at `outOpusPointer` (its buffer is the memory, unless detached by a growth). */
+  outOpus: Uint8Array;
+  outOpusPointer: number;
 }
+
 interface OpusScriptClass {
   new (sampleRate: number, channels: number, application: number): OpusScriptEncoder;
   Application: { VOIP: number; AUDIO: number };
@@ -46,6 +55,45 @@ export function loadOpusScript(): OpusScriptClass | undefined {
   return opusScript;
 }
 
+
+/**
+ * opusscript's own `encode` is not used: it copies the PCM through a
+ * `HEAPU16.subarray(pointer, ...)` view that indexes 16-bit elements with a
+ * byte pointer (the view starts at twice the allocation's address), so once
+ * its buffers sit past half of the WebAssembly memory (many concurrent
+ * encoders) the view is cut short and encoding throws "offset is out of
+ * bounds" (seen about 1 in 30 long opus requests), and below that it writes
+ * outside its allocation. Here the same layout goes to the allocated input
+ * buffer itself and the handler is called directly. Views on the memory are detached whenever the memory grows, so
+ * the current buffer is looked up again when the one held is detached.
+ */
+let memory: ArrayBufferLike | undefined;
+
+/** The WebAssembly memory's current buffer (a fresh instance's view, made and freed here, when the held one is detached). */
+function currentMemory(OpusScript: OpusScriptClass, hint: OpusScriptEncoder): ArrayBufferLike {
+  if (memory === undefined || memory.byteLength === 0) {
+    memory = hint.outOpus.buffer;
+    if (memory.byteLength === 0) {
+      const probe = new OpusScript(GRANULE_RATE, 1, OpusScript.Application.VOIP);
+      memory = probe.outOpus.buffer;
+      probe.delete();
+    }
+  }
+  return memory;
+}
+
+/** Encode one frame of s16le PCM; returns a copy of the Opus packet. */
+function encodeFrame(OpusScript: OpusScriptClass, encoder: OpusScriptEncoder, pcm: Buffer, frameSize: number): Buffer {
+  // The handler takes the PCM bytes one per 16-bit element (as opusscript's
+  // own encode lays them out), so the input takes twice its byte length.
+  if (pcm.length * 2 > encoder.inPCMLength) throw new RangeError(`opus frame of ${pcm.length} bytes exceeds the input buffer`);
+  new Uint16Array(currentMemory(OpusScript, encoder), encoder.inPCMPointer, pcm.length).set(pcm);
+  const length = encoder.handler._encode(encoder.inPCMPointer, pcm.length, encoder.outOpusPointer, frameSize);
+  if (length < 0) throw new Error(`opus encode error ${length}`);
+  // The memory may have grown during the call.
+  return Buffer.from(new Uint8Array(currentMemory(OpusScript, encoder), encoder.outOpusPointer, length));
+}
+
 /** The Opus input rate used for a PCM rate: the smallest Opus rate not below it. */
 export function opusRateFor(sampleRate: number): number {
   return OPUS_RATES.find((rate) => rate >= sampleRate) ?? GRANULE_RATE;
@@ -61,6 +109,7 @@ export interface OpusEncoderOptions {
 export class OggOpusEncoder {
   readonly #info: PcmInfo;
   readonly #encoder: OpusScriptEncoder;
+  readonly #opusScript: OpusScriptClass;
   readonly #resampler: Resampler | undefined;
   readonly #reader = new Int16Reader();
   readonly #ogg = new OggPageWriter(randomInt(0, 2 ** 31));
@@ -88,6 +137,7 @@ export class OggOpusEncoder {
     this.#frameSamples = (rate * FRAME_MS) / 1000;
     this.#granulePerSample = GRANULE_RATE / rate;
     this.#pending = new Int16Array(this.#frameSamples * info.channels);
+    this.#opusScript = OpusScript;
     this.#encoder = new OpusScript(rate, info.channels, OpusScript.Application.VOIP);
     this.#encoder.encoderCTL(OPUS_SET_BITRATE, options.bitrate ?? 32_000); // bit/s
   }
@@ -161,7 +211,7 @@ export class OggOpusEncoder {
   #encodeFrame(): OggPacket {
     if (this.#pendingLength < this.#pending.length) this.#pending.fill(0, this.#pendingLength);
     const bytes = Buffer.from(this.#pending.buffer, this.#pending.byteOffset, this.#pending.byteLength);
-    const data = Buffer.from(this.#encoder.encode(bytes, this.#frameSamples)); // copy: opusscript reuses its buffer
+    const data = Buffer.from(encodeFrame(this.#opusScript, this.#encoder, bytes, this.#frameSamples)); // copy: opusscript reuses its buffer
     this.#pendingLength = 0;
     this.#frames++;
     return { data, granuleEnd: BigInt(this.#frames * GRANULE_PER_FRAME) };
