@@ -34,7 +34,7 @@ export async function openService(options: OpenServiceOptions = {}): Promise<Ser
     // The embedded server serves only this process: local files and loopback URLs are fine as inputs.
     allowPrivateUrls: true,
   });
-  if (server.ctx.engine.name === 'tone') {
+  if (server.ctx.engine.name === 'tone' && options.engine !== 'tone') {
     options.onNote?.('no service configured and espeak is not installed: the embedded server speaks with the tone engine (npm install @echogarden/espeak-ng-emscripten for real speech)');
   }
   return {

@@ -213,7 +213,8 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
+    // A deep accept queue: 1,000 clients connecting at once overflowed Node's default of 511 (bench/concurrency.mjs).
+    server.listen({ port: options.port ?? 0, host, backlog: 4_096 }, () => {
       server.off('error', reject);
       resolve();
     });
