@@ -64,3 +64,20 @@ export function readyInfoFrom(ready: ReadyEvent): ReadyInfo {
     bitDepth: ready.bit_depth ?? 16,
   };
 }
+
+/**
+ * Abort through `signal` (now, on a microtask, when it already is), chained
+ * after `previous`; returns the function that unlinks both.
+ */
+export function linkAbortSignal(signal: AbortSignal, abort: (reason: unknown) => void, previous?: () => void): () => void {
+  const onAbort = () => abort(signal.reason);
+  if (signal.aborted) {
+    queueMicrotask(onAbort);
+    return () => previous?.();
+  }
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => {
+    previous?.();
+    signal.removeEventListener('abort', onAbort);
+  };
+}

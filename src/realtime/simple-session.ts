@@ -22,7 +22,7 @@ import type { ServerEvent, StartEvent, StartRequest } from '../protocol/events.j
 import { countChars, LIMITS } from '../protocol/limits.js';
 import { TransportName, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportEvents, type TransportSummary } from '../stream/transport.js';
 import { connect, type CloseInfo, type RealtimeConnection } from './connection.js';
-import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter } from './session-util.js';
+import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from './session-util.js';
 import type { SessionTimings } from './waterfall.js';
 
 export interface SimpleSessionOptions {
@@ -185,17 +185,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   // ---------------------------------------------------------------- internals
 
   #linkSignal(signal: AbortSignal): void {
-    const onAbort = () => void this.abort(new AbortError('aborted by signal', { cause: signal.reason }));
-    if (signal.aborted) {
-      queueMicrotask(onAbort);
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    const previous = this.#unlinkSignal;
-    this.#unlinkSignal = () => {
-      previous?.();
-      signal.removeEventListener('abort', onAbort);
-    };
+    this.#unlinkSignal = linkAbortSignal(signal, (cause) => void this.abort(new AbortError('aborted by signal', { cause })), this.#unlinkSignal);
   }
 
   #nextEventId(): string {

@@ -16,7 +16,7 @@ import { TransportName, type ReadyInfo, type SegmentInput, type SegmentTransport
 import type { BackoffPolicy } from '../backoff.js';
 import { connect, type CloseInfo, type RealtimeConnection } from '../connection.js';
 import { fetchRequestStatus, fetchSegmentAudio, type HttpReadOptions } from '../status-client.js';
-import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter } from '../session-util.js';
+import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from '../session-util.js';
 import { markStage, type RealtimeSegmentResult, type SegmentWaterfall, type SessionTimings } from '../waterfall.js';
 import { ReliableMachine } from './machine.js';
 import type { MachineAudio, MachineEvent, MachinePort, PartialSegmentPolicy, TimerId } from './types.js';
@@ -175,17 +175,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   // ---------------------------------------------------------------- wiring
 
   #linkSignal(signal: AbortSignal): void {
-    const onAbort = () => void this.abort(new AbortError('aborted by signal', { cause: signal.reason }));
-    if (signal.aborted) {
-      queueMicrotask(onAbort);
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    const previous = this.#unlinkSignal;
-    this.#unlinkSignal = () => {
-      previous?.();
-      signal.removeEventListener('abort', onAbort);
-    };
+    this.#unlinkSignal = linkAbortSignal(signal, (cause) => void this.abort(new AbortError('aborted by signal', { cause })), this.#unlinkSignal);
   }
 
   #port(): MachinePort {
