@@ -4,7 +4,7 @@
  *
  *   npx tsx examples/barge-in.ts
  */
-import { createSpeechStream, openService, sinks, UnavailableError } from '../src/index.js';
+import { createSpeechStream, openService, sinks } from '../src/index.js';
 
 const LONG =
   'Let me walk you through the whole process step by step. First, open the settings page. ' +
@@ -17,14 +17,9 @@ try {
   const speech = await createSpeechStream(service.config, { format: 'pcm' });
   const info = await speech.open();
   const audio = { format: info.format, sampleRate: info.sampleRate, channels: info.channels, bitDepth: info.bitDepth };
-  let sink: sinks.Sink;
-  try {
-    sink = await sinks.openPlaybackSink(audio);
-  } catch (err) {
-    if (!(err instanceof UnavailableError)) throw err;
-    console.error('note: no audio device here; playing into a clock-paced null sink');
-    sink = new sinks.NullClockSink(audio);
-  }
+  // No sound card: play into a real-time clock instead, so the timing is still real.
+  const { sink, playing } = await sinks.openPlaybackOrClock(audio);
+  if (!playing) console.error('note: no audio device here; playing into a clock-paced null sink');
   speech.pipe(sink);
   speech.end(LONG);
   await new Promise((r) => setTimeout(r, INTERRUPT_AFTER_MS));

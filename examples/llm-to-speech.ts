@@ -8,7 +8,7 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createSpeechStream, openService, sinks, UnavailableError } from '../src/index.js';
+import { createSpeechStream, openService, sinks } from '../src/index.js';
 
 const ANSWER =
   'Sure! Here is a short answer. Streaming speech starts talking as soon as the first clause is ready, ' +
@@ -31,15 +31,9 @@ try {
   const speech = await createSpeechStream(service.config, { format: 'pcm' });
   const info = await speech.open();
   const audio = { format: info.format, sampleRate: info.sampleRate, channels: info.channels, bitDepth: info.bitDepth };
-  let sink: sinks.Sink;
-  try {
-    sink = await sinks.openPlaybackSink(audio);
-  } catch (err) {
-    if (!(err instanceof UnavailableError)) throw err;
-    // No sound card: play into a real-time clock instead, so the timing is still real.
-    console.error('note: no audio device here; playing into a clock-paced null sink');
-    sink = new sinks.NullClockSink(audio);
-  }
+  // No sound card: play into a real-time clock instead, so the timing is still real.
+  const { sink, playing } = await sinks.openPlaybackOrClock(audio);
+  if (!playing) console.error('note: no audio device here; playing into a clock-paced null sink');
   speech.on('first-audio', ({ ttfaMs }) => console.log(`time to first audio: ${ttfaMs.toFixed(1)} ms after the first token`));
   speech.on('segment', (s) => {
     const w = s.waterfall;

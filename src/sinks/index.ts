@@ -16,6 +16,7 @@ import { UnavailableError } from '../errors.js';
 import type { AudioFormat } from '../protocol/audio.js';
 import { withDecoder, type DecodingSinkOptions } from './compose.js';
 import { ExternalPlayerSink, findExternalPlayer, PLAYER_ORDER, type PlayerName } from './external-player.js';
+import { NullClockSink as ClockSink } from './null-clock.js';
 import { RawFileSink } from './raw-file.js';
 import { createSpeakerSink, probeSpeaker, type SpeakerProbeOptions } from './speaker.js';
 import { StdoutSink } from './stdout.js';
@@ -78,6 +79,20 @@ export async function openPlaybackSink(info: AudioInfo, options: PlaybackOptions
     }
   }
   throw new UnavailableError(`no audio output can be opened here (${reasons.join('; ')})`);
+}
+
+/**
+ * The speakers where something can play here, else a null sink paced by the
+ * real-time clock (the same timing and backpressure, no sound): for demos
+ * and benchmarks that must run on machines without a sound card.
+ */
+export async function openPlaybackOrClock(info: AudioInfo, options: PlaybackOptions = {}): Promise<{ sink: Sink; playing: boolean }> {
+  try {
+    return { sink: await openPlaybackSink(info, options), playing: true };
+  } catch (err) {
+    if (!(err instanceof UnavailableError)) throw err;
+    return { sink: withDecoder(info, SinkKind.nullClock, (pcm) => new ClockSink(pcm), options), playing: false };
+  }
 }
 
 export interface FileSinkOptions extends DecodingSinkOptions, Omit<TranscodeOptions, 'highWaterMark'> {}
