@@ -104,7 +104,12 @@ export async function pumpSegment(o: PumpOptions): Promise<PumpResult> {
       if (o.signal.aborted) return result;
       if (next.done) break;
       chunks++;
+      const wasFirst = !firstSent;
       add(o.encoder.write(next.value));
+      // Let the first frame reach the socket before encoding more: a fast
+      // engine yields rarely, and an mp3/opus encoder would otherwise spend
+      // the rest of the turn on later audio while the first frame waits.
+      if (wasFirst && firstSent) await new Promise<void>((resolve) => setImmediate(resolve));
     }
     add(o.encoder.endSegment());
     flushPending();
