@@ -7,7 +7,8 @@ import { startServer, type ReferenceServer, type ServerOptions } from '../../../
 import { DEFAULT_MODEL, REALTIME_PATHS } from '../../../src/protocol/constants.js';
 import { splitByChars, LIMITS } from '../../../src/protocol/limits.js';
 import type { ServerEventOf } from '../../../src/protocol/events.js';
-import { PUBLIC_VOICES } from '../../../src/server/catalog.js';
+import { findModel, PUBLIC_VOICES } from '../../../src/server/catalog.js';
+import { ToneEngine } from '../../../src/server/engines/tone.js';
 import { RealtimeTestClient } from '../../helpers/realtime-client.js';
 
 export const KEY_A = 'sk-test-realtime-alice';
@@ -109,4 +110,12 @@ export function quotaOf(server: ReferenceServer, userId = USER_A): number {
 export async function cleanUp(server: ReferenceServer | undefined, clients: RealtimeTestClient[]): Promise<void> {
   for (const c of clients.splice(0)) c.ws.terminate();
   await server?.close();
+}
+
+/** What the tone engine makes of `text` for the default voice and model, straight from the engine. */
+export async function toneAudio(text: string): Promise<Buffer> {
+  const voice = PUBLIC_VOICES.find((v) => v.voiceId === VOICE_ID)!;
+  const chunks: Buffer[] = [];
+  for await (const c of new ToneEngine().synthesize(text, { voice: { basePitchHz: voice.basePitchHz, rate: findModel(DEFAULT_MODEL)!.rate, espeakVoice: voice.espeakVoice } })) chunks.push(c);
+  return Buffer.concat(chunks);
 }

@@ -1,11 +1,9 @@
 /** Simple and reliable mode end to end over real sockets (spec 3.4b, 4.10, 6). */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL, ErrorCode } from '../../../src/protocol/constants.js';
-import { findModel, PUBLIC_VOICES } from '../../../src/server/catalog.js';
-import { ToneEngine } from '../../../src/server/engines/tone.js';
 import type { ReferenceServer } from '../../../src/server/index.js';
 import type { RealtimeTestClient } from '../../helpers/realtime-client.js';
-import { cleanUp, flush, KEY_A, openClient, quotaOf, REQUEST, requestStatus, sendText, speakSegment, startReliable, startTestServer, stop, useSequence, VOICE_ID } from './fixtures.js';
+import { cleanUp, flush, KEY_A, openClient, quotaOf, REQUEST, requestStatus, sendText, speakSegment, startReliable, startTestServer, stop, useSequence, toneAudio, VOICE_ID } from './fixtures.js';
 
 let server: ReferenceServer;
 const clients: RealtimeTestClient[] = [];
@@ -19,14 +17,6 @@ async function client(): Promise<RealtimeTestClient> {
   const c = await openClient(server);
   clients.push(c);
   return c;
-}
-
-/** What the tone engine makes of `text` for the default voice and model, straight from the engine. */
-async function toneAudio(text: string): Promise<Buffer> {
-  const voice = PUBLIC_VOICES.find((v) => v.voiceId === VOICE_ID)!;
-  const chunks: Buffer[] = [];
-  for await (const c of new ToneEngine().synthesize(text, { voice: { basePitchHz: voice.basePitchHz, rate: findModel(DEFAULT_MODEL)!.rate, espeakVoice: voice.espeakVoice } })) chunks.push(c);
-  return Buffer.concat(chunks);
 }
 
 describe('simple mode', () => {

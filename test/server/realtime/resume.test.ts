@@ -5,12 +5,10 @@
  * order and text, and never charges a segment twice.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL, ErrorCode } from '../../../src/protocol/constants.js';
-import { findModel, PUBLIC_VOICES } from '../../../src/server/catalog.js';
-import { ToneEngine } from '../../../src/server/engines/tone.js';
+import { ErrorCode } from '../../../src/protocol/constants.js';
 import type { ReferenceServer } from '../../../src/server/index.js';
 import type { RealtimeTestClient } from '../../helpers/realtime-client.js';
-import { cleanUp, flush, KEY_A, openClient, quotaOf, REQUEST, requestStatus, sendText, speakSegment, startReliable, startTestServer, stop, USER_A, VOICE_ID } from './fixtures.js';
+import { cleanUp, flush, KEY_A, openClient, quotaOf, REQUEST, requestStatus, sendText, speakSegment, startReliable, startTestServer, stop, USER_A, toneAudio } from './fixtures.js';
 
 let server: ReferenceServer;
 const clients: RealtimeTestClient[] = [];
@@ -24,13 +22,6 @@ async function client(): Promise<RealtimeTestClient> {
   const c = await openClient(server);
   clients.push(c);
   return c;
-}
-
-async function toneAudio(text: string): Promise<Buffer> {
-  const voice = PUBLIC_VOICES.find((v) => v.voiceId === VOICE_ID)!;
-  const chunks: Buffer[] = [];
-  for await (const c of new ToneEngine().synthesize(text, { voice: { basePitchHz: voice.basePitchHz, rate: findModel(DEFAULT_MODEL)!.rate, espeakVoice: voice.espeakVoice } })) chunks.push(c);
-  return Buffer.concat(chunks);
 }
 
 const TEXT_A = 'The first segment.';
