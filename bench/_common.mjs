@@ -87,3 +87,17 @@ export function argInt(name, fallback) {
   if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} takes a whole number`);
   return n;
 }
+
+/**
+ * A `voxpipe serve --engine tone` child and what every realtime bench asks of
+ * it: the service config, the default model, and a pcm `start.request` for
+ * the model's first voice.
+ */
+export async function startToneBench() {
+  const { defaultModel, fetchCapabilities } = await import('../dist/bench/capabilities.js');
+  const server = await startChildServer({ engine: 'tone' });
+  const { config } = server;
+  const model = defaultModel(await fetchCapabilities(config));
+  const request = { voice_id: model.voices[0].id, model: model.id, format: 'pcm' };
+  return { server, config, model, request };
+}

@@ -28,13 +28,12 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
-import { defaultModel, fetchCapabilities } from '../dist/bench/capabilities.js';
 import { median, summarize } from '../dist/bench/stats.js';
 import { BENCH_TEXTS } from '../dist/bench/texts.js';
 import { ReliableSession } from '../dist/realtime/reliable/session.js';
 import { SpeechStream } from '../dist/stream/speech-stream.js';
 import { TokenSegmenter } from '../dist/stream/token-segmenter.js';
-import { argInt, machine, r, ROOT, startChildServer, writeResults } from './_common.mjs';
+import { argInt, machine, r, ROOT, writeResults, startToneBench } from './_common.mjs';
 import { RawReliableSession } from './_raw-client.mjs';
 
 const RUNS = argInt('runs', 300);
@@ -78,11 +77,7 @@ async function startBlast(audioBytes) {
   };
 }
 
-const server = await startChildServer({ engine: 'tone' });
-const { config } = server;
-const caps = await fetchCapabilities(config);
-const model = defaultModel(caps);
-const request = { voice_id: model.voices[0].id, model: model.id, format: 'pcm' };
+const { server, config, request } = await startToneBench();
 const session = (wsUrl) => new ReliableSession({ wsUrl, rtHttpUrl: config.rtHttpUrl, apiKey: config.apiKey, request });
 
 // ---------------------------------------------------------------- time to first audio

@@ -19,11 +19,10 @@ import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { defaultModel, fetchCapabilities } from '../dist/bench/capabilities.js';
 import { ReliableSession } from '../dist/realtime/reliable/session.js';
 import { SpeechStream } from '../dist/stream/speech-stream.js';
 import { TokenSegmenter } from '../dist/stream/token-segmenter.js';
-import { argInt, machine, r, startChildServer, writeResults } from './_common.mjs';
+import { argInt, machine, r, writeResults, startToneBench } from './_common.mjs';
 import { RawReliableSession } from './_raw-client.mjs';
 
 if (typeof globalThis.gc !== 'function') {
@@ -82,11 +81,7 @@ async function bounded(items, limit, fn) {
   return out;
 }
 
-const server = await startChildServer({ engine: 'tone' });
-const { config } = server;
-const caps = await fetchCapabilities(config);
-const model = defaultModel(caps);
-const request = { voice_id: model.voices[0].id, model: model.id, format: 'pcm' };
+const { server, config, request } = await startToneBench();
 
 /** 1,000 SpeechStreams: open all, first segment on all, then the rest and end. */
 async function runLibrary() {

@@ -13,11 +13,10 @@
 // Run `npm run build` first. Writes bench/results/server-capacity.json.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { defaultModel, fetchCapabilities } from '../dist/bench/capabilities.js';
 import { summarize } from '../dist/bench/stats.js';
 import { BENCH_TEXTS } from '../dist/bench/texts.js';
 import { TokenSegmenter } from '../dist/stream/token-segmenter.js';
-import { argInt, machine, r, startChildServer, writeResults } from './_common.mjs';
+import { argInt, machine, r, writeResults, startToneBench } from './_common.mjs';
 import { RawReliableSession } from './_raw-client.mjs';
 
 const levelsArg = process.argv.indexOf('--levels');
@@ -47,11 +46,7 @@ function cpuMsOf(pid) {
   }
 }
 
-const server = await startChildServer({ engine: 'tone' });
-const { config } = server;
-const caps = await fetchCapabilities(config);
-const model = defaultModel(caps);
-const request = { voice_id: model.voices[0].id, model: model.id, format: 'pcm' };
+const { server, config, request } = await startToneBench();
 
 async function oneStream() {
   const s = new RawReliableSession({ wsUrl: config.wsUrl, apiKey: config.apiKey, request });
