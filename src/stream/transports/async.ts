@@ -30,18 +30,7 @@ export class AsyncTransport extends HttpSegmentTransport {
   }
 
   protected async fetchSegment(segment: SegmentInput, signal: AbortSignal): Promise<FetchedSegment> {
-    const o = this.options;
-    const { job } = await this.#jobs.createOrRecover(
-      {
-        text: segment.text,
-        voiceId: o.voiceId,
-        modelId: o.model,
-        format: this.requestFormat('wav'),
-        ...(o.speed === undefined ? {} : { speed: o.speed }),
-        ...(o.emotion === undefined ? {} : { emotion: o.emotion }),
-      },
-      { signal, onRetry: this.onRetry },
-    );
+    const { job } = await this.#jobs.createOrRecover(this.ttsFields(segment.text), { signal, onRetry: this.onRetry });
     const done = await this.#jobs.handle(job, this.#poll).wait({ signal });
     if (done.status !== TaskStatus.succeeded) throw new JobFailedError(done);
     const file = await this.#jobs.download(done, { signal });

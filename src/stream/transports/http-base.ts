@@ -151,6 +151,19 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
     return this.options.format === 'pcm' ? (this.options.pcmVia ?? defaultPcmVia) : this.options.format;
   }
 
+  /** The TTS fields of a segment's request (sync TTS and async jobs take the same ones). */
+  protected ttsFields(text: string): { text: string; voiceId: string; modelId: string; format: AudioFormat; speed?: number; emotion?: string } {
+    const o = this.options;
+    return {
+      text,
+      voiceId: o.voiceId,
+      modelId: o.model,
+      format: this.requestFormat('wav'),
+      ...(o.speed === undefined ? {} : { speed: o.speed }),
+      ...(o.emotion === undefined ? {} : { emotion: o.emotion }),
+    };
+  }
+
   /** Count and report a retry of the client core. */
   protected readonly onRetry = (info: RetryInfo): void => {
     this.#retries++;

@@ -33,14 +33,8 @@ export class SyncTransport extends HttpSegmentTransport {
   }
 
   protected async fetchSegment(segment: SegmentInput, signal: AbortSignal): Promise<FetchedSegment> {
-    const o = this.options;
     const result = await this.#tts.synthesizeCached({
-      text: segment.text,
-      voiceId: o.voiceId,
-      modelId: o.model,
-      format: this.requestFormat('wav'),
-      ...(o.speed === undefined ? {} : { speed: o.speed }),
-      ...(o.emotion === undefined ? {} : { emotion: o.emotion }),
+      ...this.ttsFields(segment.text),
       requestId: segmentRequestId(this.requestId, segment.segmentId),
       signal,
       onRetry: this.onRetry,
