@@ -71,29 +71,7 @@ export function mediaJobHead(task: Task) {
   return { id: task.taskId, jobId: task.taskId, status: mediaJobStatus(task) };
 }
 
-/** Fields every task object shows: errors, charge, timestamps. */
-export function taskMeta(task: Task) {
-  return {
-    errorCode: task.errorCode,
-    errorMessage: task.errorMessage,
-    creditsCharged: task.creditsCharged,
-    createdAt: task.createdAt,
-    startedAt: task.startedAt,
-    completedAt: task.completedAt,
-  };
-}
-
-const nullableString = z.string().nullable();
-
-/** Doc schema of `taskMeta`. */
-export const taskMetaDoc = {
-  errorCode: nullableString,
-  errorMessage: nullableString,
-  creditsCharged: z.number().int(),
-  createdAt: z.string(),
-  startedAt: nullableString,
-  completedAt: nullableString,
-};
+export { taskMeta, taskMetaDoc } from '../common/task-view.js';
 
 /** Doc schema of `flatHead`. */
 export function flatHeadDoc<T extends string>(type: T) {

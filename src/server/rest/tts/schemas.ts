@@ -8,6 +8,7 @@ import { AUDIO_FORMATS } from '../../../protocol/audio.js';
 import { countChars, LIMITS } from '../../../protocol/limits.js';
 import { EMOTIONS, MODELS } from '../../catalog.js';
 import { listQueryShape } from '../common/pagination.js';
+import { taskMetaDoc } from '../common/task-view.js';
 
 /** Text of 1 to 5000 characters (code points, as JSON Schema counts them). */
 export const ttsText = z
@@ -153,12 +154,7 @@ export const flatTaskDoc = z.object({
   voiceId: z.string(),
   engineModelId: z.string(),
   audioUrl: nullableString,
-  errorCode: nullableString,
-  errorMessage: nullableString,
-  creditsCharged: z.number().int(),
-  createdAt: z.string(),
-  startedAt: nullableString,
-  completedAt: nullableString,
+  ...taskMetaDoc,
 });
 
 export const flatListResponse = z.object({

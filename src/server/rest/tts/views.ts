@@ -5,6 +5,7 @@
  */
 import type { ServerContext } from '../../context.js';
 import type { TaskState } from '../common/task-runner.js';
+import { taskMeta } from '../common/task-view.js';
 import { jobAudioUrl, segmentAudioUrl } from './downloads.js';
 import type { TtsTask } from './job-runner.js';
 import { countChars } from '../../../protocol/limits.js';
@@ -116,11 +117,6 @@ export function flatTask(ctx: ServerContext, task: TtsTask) {
     voiceId: task.input.voiceId,
     engineModelId: task.input.engineModelId,
     audioUrl: finalAudioUrl(ctx, task),
-    errorCode: task.errorCode,
-    errorMessage: task.errorMessage,
-    creditsCharged: task.creditsCharged,
-    createdAt: task.createdAt,
-    startedAt: task.startedAt,
-    completedAt: task.completedAt,
+    ...taskMeta(task),
   };
 }
