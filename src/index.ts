@@ -28,7 +28,7 @@ export { ReliableSession, SimpleSession } from './realtime/index.js';
 export type { ReliableSessionOptions, SimpleSessionOptions } from './realtime/index.js';
 export { createClient } from './http/index.js';
 export type { ClientOptions, VoxpipeClient } from './http/index.js';
-export { openService } from './service.js';
+export { openService, serviceConfigOf } from './service.js';
 export type { OpenServiceOptions, Service } from './service.js';
 export { configFromEnv, deriveUrls } from './config.js';
 export type { ServiceConfig } from './config.js';

@@ -23,6 +23,11 @@ export interface OpenServiceOptions {
   onNote?: (text: string) => void;
 }
 
+/** The `ServiceConfig` that reaches a running reference server with `apiKey` (default the dev key). */
+export function serviceConfigOf(server: Pick<ReferenceServer, 'baseUrl' | 'rootUrl' | 'wsUrl' | 'rtHttpUrl'>, apiKey: string = DEV_API_KEY): ServiceConfig {
+  return { apiKey, baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl };
+}
+
 export async function openService(options: OpenServiceOptions = {}): Promise<Service> {
   const env = options.env ?? process.env;
   const config = configFromEnv(env);
@@ -38,7 +43,7 @@ export async function openService(options: OpenServiceOptions = {}): Promise<Ser
     options.onNote?.('no service configured and espeak is not installed: the embedded server speaks with the tone engine (npm install @echogarden/espeak-ng-emscripten for real speech)');
   }
   return {
-    config: { apiKey, baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl },
+    config: serviceConfigOf(server, apiKey),
     embedded: server,
     close: () => server.close(),
   };

@@ -1,3 +1,4 @@
+import { serviceConfigOf } from '../../src/service.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCase } from '../../src/bench/probe.js';
 import type { BenchCase } from '../../src/bench/cases.js';
@@ -11,7 +12,7 @@ let config: ServiceConfig;
 
 beforeAll(async () => {
   server = await startServer({ engine: 'tone', accounts: [{ apiKey: KEY, userId: 'bench' }] });
-  config = { apiKey: KEY, baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl };
+  config = serviceConfigOf(server, KEY);
 });
 afterAll(async () => {
   await server.close();

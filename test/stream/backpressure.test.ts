@@ -3,6 +3,7 @@
  * its bound (the realtime transport stops reading the socket), and once the
  * sink reads again the stream completes with nothing lost.
  */
+import { serviceConfigOf } from '../../src/service.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSpeechStream } from '../../src/speech.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
@@ -15,7 +16,7 @@ let config: ServiceConfig;
 
 beforeAll(async () => {
   server = await startServer({ engine: 'tone' });
-  config = { apiKey: 'sk-local-dev', baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl };
+  config = serviceConfigOf(server);
 });
 afterAll(() => server.close());
 

@@ -3,6 +3,7 @@
  * retryable path; the segments not yet completed continue over sync HTTP, in
  * order, with no missing and no repeated audio.
  */
+import { serviceConfigOf } from '../../src/service.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSpeechStream } from '../../src/speech.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
@@ -14,7 +15,7 @@ let config: ServiceConfig;
 
 beforeAll(async () => {
   server = await startServer({ engine: 'tone' });
-  config = { apiKey: 'sk-local-dev', baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl };
+  config = serviceConfigOf(server);
 });
 afterAll(() => server.close());
 
