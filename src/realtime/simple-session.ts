@@ -18,11 +18,12 @@ import { EventEmitter } from 'eventemitter3';
 import { AbortError, ConnectionError, RealtimeServerError, VoxpipeError } from '../errors.js';
 import type { AudioChunk } from '../protocol/audio.js';
 import { CloseCode, ErrorCode, FinishReason, Mode } from '../protocol/constants.js';
-import type { ServerEvent, StartEvent, StartRequest } from '../protocol/events.js';
+import type { AudioEvent, ServerEvent, StartEvent, StartRequest } from '../protocol/events.js';
 import { countChars, LIMITS } from '../protocol/limits.js';
 import { TransportName, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportEvents, type TransportSummary } from '../stream/transport.js';
 import { connect, type CloseInfo, type RealtimeConnection } from './connection.js';
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from './session-util.js';
+import { AudioOrder, describeGaps, type SequenceGap } from './sequence-window.js';
 import type { SessionTimings } from './waterfall.js';
 
 export interface SimpleSessionOptions {
@@ -38,6 +39,8 @@ export interface SimpleSessionOptions {
   connectTimeoutMs?: number;
   /** Idle time before a keep-alive `ping`; default 15_000 ms. */
   keepAliveMs?: number;
+  /** `audio` frames held while an earlier `sequence` is missing; default 16. */
+  reorderWindowFrames?: number;
   /** Aborts the session (as `abort()`). */
   signal?: AbortSignal;
 }
@@ -70,6 +73,8 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   #ready: ReadyInfo | undefined;
   #requestId: string;
   #paused = false;
+  /** Puts `audio` frames back in `sequence` order. */
+  readonly #order: AudioOrder<AudioEvent>;
   /** Every segment given to `send()`, in order. */
   #sent: SegmentInput[] = [];
   /** Segments already sent as `input` frames. The last one is held back until `end()` commits it. */
@@ -89,6 +94,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
     super();
     this.#opts = options;
     this.#requestId = options.requestId ?? '';
+    this.#order = new AudioOrder(options.reorderWindowFrames);
     if (options.signal) this.#linkSignal(options.signal);
   }
 
@@ -222,21 +228,10 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
         return;
       }
       case 'audio': {
-        const ready = this.#ready;
-        if (!ready || this.#phase === Phase.failed) return;
-        this.#timings.firstAudioMs ??= performance.now();
-        const data = Buffer.from(event.audio.buffer, event.audio.byteOffset, event.audio.byteLength);
-        this.#audioBytes += data.byteLength;
-        const chunk: AudioChunk = {
-          data,
-          segmentId: event.segment_id,
-          sequence: event.sequence,
-          format: ready.format,
-          sampleRate: ready.sampleRate,
-          channels: ready.channels,
-          bitDepth: ready.bitDepth,
-        };
-        this.emit('audio', chunk);
+        if (!this.#ready || this.#phase === Phase.failed) return;
+        const verdict = this.#order.push(event.segment_id, event.sequence, event);
+        this.#reportGaps(verdict.gaps);
+        for (const frame of verdict.release) this.#emitAudio(frame);
         return;
       }
       case 'warning':
@@ -246,12 +241,43 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
         this.#fail(new RealtimeServerError(event.code, event.message, event.terminal, { requestId: event.request_id, retryable: event.retryable, stage: event.stage }));
         return;
       case 'finish':
+        this.#drainAudio();
         if (event.reason === FinishReason.completed) this.#finish(event.units);
         else this.#fail(new RealtimeServerError(event.reason, `the request finished with reason ${event.reason}`, true, { requestId: event.request_id }));
         return;
       default:
         return; // simple mode needs only ready, audio, error, finish (spec 6, rule 3)
     }
+  }
+
+  /** Audio in `sequence` order (spec 6, rule 2), whatever the arrival order. */
+  #emitAudio(event: AudioEvent): void {
+    const ready = this.#ready!;
+    this.#timings.firstAudioMs ??= performance.now();
+    const data = Buffer.from(event.audio.buffer, event.audio.byteOffset, event.audio.byteLength);
+    this.#audioBytes += data.byteLength;
+    const chunk: AudioChunk = {
+      data,
+      segmentId: event.segment_id,
+      sequence: event.sequence,
+      format: ready.format,
+      sampleRate: ready.sampleRate,
+      channels: ready.channels,
+      bitDepth: ready.bitDepth,
+    };
+    this.emit('audio', chunk);
+  }
+
+  /** The request ended: release what waits behind a sequence that never came. */
+  #drainAudio(): void {
+    if (this.#order.held === 0 || !this.#ready) return;
+    const verdict = this.#order.drainAll();
+    this.#reportGaps(verdict.gaps);
+    for (const frame of verdict.release) this.#emitAudio(frame);
+  }
+
+  #reportGaps(gaps: readonly SequenceGap[]): void {
+    if (gaps.length > 0) this.emit('warning', { code: 'audio_sequence_gap', message: `audio sequence ${describeGaps(gaps)} never arrived; the audio around it was emitted without it` });
   }
 
   #onClose(info: CloseInfo): void {

@@ -4,7 +4,7 @@
  * socket, no clock.
  */
 import { ReliableMachine } from '../../src/realtime/reliable/machine.js';
-import type { MachineAudio, MachineEvent, MachineInput, MachineOptions, MachinePort, TimerId } from '../../src/realtime/reliable/types.js';
+import { TimerId, type MachineAudio, type MachineEvent, type MachineInput, type MachineOptions, type MachinePort } from '../../src/realtime/reliable/types.js';
 import type { ClientEvent, RequestStatus, ServerEvent } from '../../src/protocol/events.js';
 
 export type PortCall =
@@ -89,9 +89,21 @@ export function audioOut(calls: PortCall[]): Buffer {
   return Buffer.concat(calls.flatMap((c) => (c.call === 'emitAudio' ? [Buffer.from(c.audio.data)] : [])));
 }
 
-/** Names of port calls other than frames and emits (timers, transport, fetches). */
+/** The watchdog timers (progress and resume deadlines), which `effects()` leaves out; `watchdogs()` lists them. */
+const WATCHDOGS: ReadonlySet<string> = new Set([TimerId.progress, TimerId.resumeDeadline]);
+
+/** Starts and cancels of the watchdog timers only. */
+export function watchdogs(calls: PortCall[]): string[] {
+  return calls.flatMap((c) => {
+    if ((c.call === 'startTimer' || c.call === 'cancelTimer') && WATCHDOGS.has(c.id)) return [`${c.call}:${c.id}`];
+    return [];
+  });
+}
+
+/** Names of port calls other than frames, emits and watchdog timers (timers, transport, fetches). */
 export function effects(calls: PortCall[]): string[] {
   return calls.flatMap((c) => {
+    if ((c.call === 'startTimer' || c.call === 'cancelTimer') && WATCHDOGS.has(c.id)) return [];
     switch (c.call) {
       case 'startTimer':
         return [`startTimer:${c.id}`];

@@ -3,13 +3,13 @@
  * records every effect; no socket, no clock, no timers.
  */
 import { describe, expect, it } from 'vitest';
-import { AbortError, ConnectionError, RealtimeServerError, ResumeError } from '../../src/errors.js';
+import { AbortError, ConnectionError, RealtimeServerError, ResumeError, TimeoutError } from '../../src/errors.js';
 import { ErrorCode } from '../../src/protocol/constants.js';
 import { backoffDelayMs, DEFAULT_BACKOFF } from '../../src/realtime/backoff.js';
 import { Phase, ResumeErrorCode } from '../../src/realtime/reliable/machine.js';
 import { TimerId } from '../../src/realtime/reliable/types.js';
 import type { MachineInput } from '../../src/realtime/reliable/types.js';
-import { audioOut, effects, emitted, ev, harness, REQUEST_ID, sent, status } from './machine-harness.js';
+import { audioOut, effects, emitted, ev, harness, REQUEST_ID, sent, status, watchdogs } from './machine-harness.js';
 
 const FIRST_DELAY = backoffDelayMs(1, DEFAULT_BACKOFF, 0.5);
 
@@ -312,7 +312,7 @@ describe('status branches after a failure', () => {
     h.queue('s1', 'One.').queue('s2', 'Two.').handle({ type: 'stop-requested' });
     h.frame(ev.ack(1)).frame(ev.ack(2));
     h.frame(ev.accepted('s1')).frame(ev.audio('s1', [1, 2])).frame(ev.completed('s1', 4, 2));
-    h.frame(ev.accepted('s2')).frame(ev.audio('s2', [3, 4]));
+    h.frame(ev.accepted('s2')).frame(ev.audio('s2', [3, 4], 2));
     expect(sent(h.port.take())).toEqual(['text#1:One.', 'flush:s1', 'text#2:Two.', 'flush:s2']);
     h.handle({ type: 'transport-closed', code: 1006, reason: '', wasClean: false }).handle({ type: 'timer', id: TimerId.backoff });
     h.port.take();
@@ -468,7 +468,7 @@ describe('partial segments', () => {
 
   it('continue (pcm default): skips the bytes already emitted, across frame boundaries', () => {
     const h = resumeAfterCut('pcm');
-    h.frame(ev.audio('s1', [1, 2, 3])).frame(ev.audio('s1', [4, 5, 6]));
+    h.frame(ev.audio('s1', [1, 2, 3])).frame(ev.audio('s1', [4, 5, 6], 2));
     const calls = h.port.take();
     expect(audioOut(calls)).toEqual(Buffer.from([5, 6]));
     expect(emitted(calls, 'discontinuity')).toEqual([]);
@@ -492,7 +492,7 @@ describe('partial segments', () => {
 
   it('restart (mp3 default): emits discontinuity, then the whole segment again', () => {
     const h = resumeAfterCut('mp3');
-    h.frame(ev.audio('s1', [1, 2, 3])).frame(ev.audio('s1', [4, 5, 6]));
+    h.frame(ev.audio('s1', [1, 2, 3])).frame(ev.audio('s1', [4, 5, 6], 2));
     const calls = h.port.take();
     expect(emitted(calls, 'discontinuity')).toEqual([{ type: 'discontinuity', segmentId: 's1', droppedBytes: 4 }]);
     const discontinuityAt = calls.findIndex((c) => c.call === 'emit' && c.event.type === 'discontinuity');
@@ -512,7 +512,7 @@ describe('partial segments', () => {
   it('never emits audio of a completed segment twice, and never re-sends it', () => {
     const h = harness().run();
     h.queue('s1', 'One.').queue('s2', 'Two.').speak('s1', 1, [1, 2]);
-    h.frame(ev.ack(2)).frame(ev.accepted('s2')).frame(ev.audio('s2', [3]));
+    h.frame(ev.ack(2)).frame(ev.accepted('s2')).frame(ev.audio('s2', [3], 2));
     h.handle({ type: 'transport-closed', code: 1012, reason: '', wasClean: true }).handle({ type: 'timer', id: TimerId.backoff });
     h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('failed_retryable') } });
     h.port.take();
@@ -590,11 +590,31 @@ describe('retry budget', () => {
       h.handle({ type: 'transport-closed', code: 1012, reason: '', wasClean: true }).handle({ type: 'timer', id: TimerId.backoff });
       h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('failed_retryable') } });
       h.handle({ type: 'transport-opened' }).frame(ev.ready());
+      // The resumed connection makes progress: s1's audio again, one byte further.
+      h.frame(ev.ack(1)).frame(ev.accepted('s1')).frame(ev.audio('s1', Array.from({ length: 5 + round }, (_, i) => i + 1)));
     }
     const calls = h.port.take();
     expect(emitted(calls, 'failed')).toEqual([]);
     expect(emitted(calls, 'retry').map((r) => r.attempt)).toEqual([1, 1, 1]);
+    expect(audioOut(calls)).toEqual(Buffer.from([5, 6, 7]));
     expect(h.machine.summary()).toMatchObject({ retries: 3, resumed: 3 });
+  });
+
+  it('a ready with no progress after it does not reset the budget: a server failing after every ready is given up on', () => {
+    const h = interrupted('pcm', { maxRetries: 2 });
+    for (let round = 0; round < 3; round++) {
+      h.handle({ type: 'transport-closed', code: 1012, reason: '', wasClean: true });
+      if (round === 2) break;
+      h.handle({ type: 'timer', id: TimerId.backoff });
+      h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('failed_retryable') } });
+      h.handle({ type: 'transport-opened' }).frame(ev.ready());
+    }
+    const calls = h.port.take();
+    expect(emitted(calls, 'retry').map((r) => r.attempt)).toEqual([1, 2]);
+    const error = emitted(calls, 'failed')[0]!.error;
+    expect(error).toBeInstanceOf(ResumeError);
+    expect(error.code).toBe(ResumeErrorCode.retriesExhausted);
+    expect(error.details).toMatchObject({ attempts: 2 });
   });
 
   it('no ready within startTimeoutMs counts as a retryable failure', () => {
@@ -621,5 +641,92 @@ describe('finish', () => {
     const h = interrupted();
     h.frame(ev.warning('slow_down'));
     expect(emitted(h.port.take(), 'warning')).toEqual([{ type: 'warning', code: 'slow_down', message: 'slow_down' }]);
+  });
+});
+
+describe('audio order (spec 6, rule 2)', () => {
+  it('emits frames in sequence order whatever the arrival order, and drops exact repeats', () => {
+    const h = harness().run();
+    h.queue('s1', 'One.').frame(ev.ack(1)).frame(ev.accepted('s1'));
+    h.frame(ev.audio('s1', [3], 3)).frame(ev.audio('s1', [1], 1)).frame(ev.audio('s1', [1], 1)).frame(ev.audio('s1', [2], 2));
+    const calls = h.port.take();
+    expect(audioOut(calls)).toEqual(Buffer.from([1, 2, 3]));
+    expect(emitted(calls, 'warning')).toEqual([]);
+  });
+
+  it('a sequence that never arrives: the segment end releases the rest and warns audio_sequence_gap', () => {
+    const h = harness().run();
+    h.queue('s1', 'One.').frame(ev.ack(1)).frame(ev.accepted('s1'));
+    h.frame(ev.audio('s1', [1], 1)).frame(ev.audio('s1', [3], 3));
+    expect(audioOut(h.port.take())).toEqual(Buffer.from([1]));
+    h.frame(ev.completed('s1', 1, 2));
+    const calls = h.port.take();
+    expect(audioOut(calls)).toEqual(Buffer.from([3]));
+    expect(emitted(calls, 'warning').map((w) => [w.code, w.message])).toEqual([['audio_sequence_gap', expect.stringContaining('sequence 2 never arrived')]]);
+    expect(emitted(calls, 'segment-completed')).toHaveLength(1);
+  });
+
+  it.each([
+    ['per connection', [1, 2, 3, 4]],
+    ['per segment', [1, 2, 1, 2]],
+  ])('accepts audio sequences counted %s', (_scope, sequences) => {
+    const h = harness().run();
+    h.queue('s1', 'One.').queue('s2', 'Two.').handle({ type: 'stop-requested' });
+    h.frame(ev.ack(1)).frame(ev.accepted('s1')).frame(ev.audio('s1', [1], sequences[0])).frame(ev.audio('s1', [2], sequences[1]));
+    h.frame(ev.completed('s1', 1, 2)).frame(ev.ack(2)).frame(ev.accepted('s2'));
+    h.frame(ev.audio('s2', [4], sequences[3])).frame(ev.audio('s2', [3], sequences[2])).frame(ev.completed('s2', 1, 2)).frame(ev.finish());
+    const calls = h.port.take();
+    expect(audioOut(calls)).toEqual(Buffer.from([1, 2, 3, 4]));
+    expect(emitted(calls, 'warning')).toEqual([]);
+    expect(emitted(calls, 'finished')).toHaveLength(1);
+  });
+});
+
+describe('progress deadline', () => {
+  it('arms while an input_ack is owed; a silent period resumes with a retryable TimeoutError', () => {
+    const h = harness({ progressTimeoutMs: 5_000 }).run();
+    h.queue('s1', 'One.');
+    expect(watchdogs(h.port.take())).toEqual([`startTimer:${TimerId.progress}`]);
+    h.handle({ type: 'timer', id: TimerId.progress });
+    const calls = h.port.take();
+    const retry = emitted(calls, 'retry')[0]!;
+    expect(retry.error).toBeInstanceOf(TimeoutError);
+    expect(retry.error.retryable).toBe(true);
+    expect(effects(calls)).toContain('closeTransport:1000');
+  });
+
+  it('a period with frames arms the next one instead of failing', () => {
+    const h = harness({ progressTimeoutMs: 5_000 }).run();
+    h.queue('s1', 'One.').frame(ev.ack(1)).frame(ev.accepted('s1'));
+    h.port.take();
+    h.handle({ type: 'timer', id: TimerId.progress });
+    const calls = h.port.take();
+    expect(emitted(calls, 'retry')).toEqual([]);
+    expect(watchdogs(calls)).toEqual([`startTimer:${TimerId.progress}`]);
+  });
+
+  it('is not armed while the reader is paused, and again once it reads', () => {
+    const h = harness({ progressTimeoutMs: 5_000 }).run();
+    h.handle({ type: 'reader', paused: true }).queue('s1', 'One.');
+    expect(watchdogs(h.port.take())).toEqual([]);
+    h.handle({ type: 'reader', paused: false });
+    expect(watchdogs(h.port.take())).toEqual([`startTimer:${TimerId.progress}`]);
+  });
+
+  it('is cancelled once nothing is owed', () => {
+    const h = harness({ progressTimeoutMs: 5_000 }).run();
+    h.queue('s1', 'One.').speak('s1', 1, [1]);
+    expect(watchdogs(h.port.take()).at(-1)).toBe(`cancelTimer:${TimerId.progress}`);
+  });
+
+  it('a recovery longer than maxResumeMs gives up with the last failure', () => {
+    const h = interrupted('pcm', { maxResumeMs: 30_000 });
+    h.handle({ type: 'transport-closed', code: 1012, reason: '', wasClean: true });
+    expect(watchdogs(h.port.take())).toContain(`startTimer:${TimerId.resumeDeadline}`);
+    h.handle({ type: 'timer', id: TimerId.resumeDeadline });
+    const failed = emitted(h.port.take(), 'failed')[0]!.error;
+    expect(failed).toBeInstanceOf(ResumeError);
+    expect(failed.code).toBe(ResumeErrorCode.retriesExhausted);
+    expect(failed.message).toContain('30000 ms');
   });
 });

@@ -19,6 +19,13 @@
  * - Completed segments are never sent again and no byte of audio reaches the
  *   listener twice (except under `restart`, announced by `discontinuity`).
  * - Non-retryable errors fail at once, with no retry.
+ * - Audio leaves in `sequence` order (spec 6, rule 2): frames are reordered
+ *   within `reorderWindowFrames`, repeats dropped, gaps reported as an
+ *   `audio_sequence_gap` warning.
+ * - Every wait on the server has a deadline: `startTimeoutMs` for `ready`,
+ *   `progressTimeoutMs` for whatever else is owed (not while the reader is
+ *   paused); one recovery is bounded by `maxRetries` attempts and
+ *   `maxResumeMs`, after which it fails with `retries_exhausted`.
  */
 import { ConnectionError, RealtimeServerError, ResumeError, TimeoutError, type VoxpipeError } from '../../errors.js';
 import { AudioFormat } from '../../protocol/audio.js';
@@ -50,6 +57,7 @@ import {
   type StatusResult,
 } from './types.js';
 import { wavHeaderLength } from './wav-prefix.js';
+import { AudioOrder, DEFAULT_REORDER_WINDOW_FRAMES, describeGaps, type SequenceGap, type SequenceVerdict } from '../sequence-window.js';
 
 /** Where the machine is. */
 export const Phase = {
@@ -84,7 +92,12 @@ const CONNECTED: ReadonlySet<Phase> = new Set([Phase.starting, Phase.running, Ph
 
 /** `ResumeError.code` values. */
 export const ResumeErrorCode = {
-  /** Recovery failed `maxRetries` times in a row; `cause` is the last failure. */
+  /**
+   * Recovery failed `maxRetries` times with no progress in between, or took
+   * longer than `maxResumeMs`; `cause` is the last failure, `details.attempts`
+   * the attempts made. (When the last failure was a timeout, the machine
+   * fails with a `TimeoutError` carrying the same cause and details.)
+   */
   retriesExhausted: 'retries_exhausted',
   /** The status route says `failed_terminal`. */
   requestFailedTerminal: 'request_failed_terminal',
@@ -106,6 +119,8 @@ export const MachineWarning = {
   audioGap: 'audio_gap',
   /** Audio for a segment this request never queued, or already completed: dropped. */
   unexpectedAudio: 'unexpected_audio',
+  /** `audio` sequences that never arrived within the reorder window: the audio around them was emitted without them. */
+  audioSequenceGap: 'audio_sequence_gap',
 } as const;
 
 /** Formats whose bytes can be spliced at any sample boundary. */
@@ -126,8 +141,10 @@ interface ConnectionState {
   awaitingAck: boolean;
   /** The segment whose `flush` waits for `segment_completed`. */
   flushOutstanding: string | undefined;
-  /** `audio` frames received on this connection. */
+  /** `audio` frames received on this connection, in sequence order. */
   audioFrames: number;
+  /** Puts this connection's `audio` frames back in `sequence` order. */
+  order: AudioOrder<AudioEvent>;
 }
 
 interface ManifestItem {
@@ -149,6 +166,9 @@ export class ReliableMachine {
   readonly #maxRetries: number;
   readonly #maxStatusPolls: number;
   readonly #startTimeoutMs: number;
+  readonly #maxResumeMs: number;
+  readonly #progressTimeoutMs: number;
+  readonly #reorderWindowFrames: number;
   readonly #eventIdPrefix: string;
   readonly #policyOption: PartialSegmentPolicy | undefined;
 
@@ -166,8 +186,12 @@ export class ReliableMachine {
   #startSent = false;
   /** The user will queue nothing more. */
   #ending = false;
-  /** Consecutive recovery attempts (reset by a successful resume). */
+  /** Attempts of the current recovery (reset once a resumed connection makes progress). */
   #attempt = 0;
+  /** The listener does not read audio now (backpressure): no progress deadline. */
+  #readerPaused = false;
+  /** A frame arrived during the current progress period. */
+  #progressSeen = false;
   #retries = 0;
   #resumed = 0;
   #statusReads = 0;
@@ -177,6 +201,10 @@ export class ReliableMachine {
   #manifestQueue: ManifestItem[] = [];
   #afterRecovery: AfterRecovery = 'finish';
   #error: VoxpipeError | undefined;
+  /** The failure that started the current recovery attempt. */
+  #lastRetryError: VoxpipeError | undefined;
+  /** `maxResumeMs` passed while a resumed connection was live: the next failure gives up. */
+  #resumeOverdue = false;
 
   constructor(options: MachineOptions, port: MachinePort) {
     this.requestId = options.requestId;
@@ -187,6 +215,9 @@ export class ReliableMachine {
     this.#maxRetries = options.maxRetries ?? 6;
     this.#maxStatusPolls = options.maxStatusPolls ?? 20;
     this.#startTimeoutMs = options.startTimeoutMs ?? 10_000; // 10 s
+    this.#maxResumeMs = options.maxResumeMs ?? 60_000; // 60 s
+    this.#progressTimeoutMs = options.progressTimeoutMs ?? 20_000; // 20 s
+    this.#reorderWindowFrames = options.reorderWindowFrames ?? DEFAULT_REORDER_WINDOW_FRAMES;
     // Keep ids within the 128-character limit whatever the prefix.
     this.#eventIdPrefix = (options.eventIdPrefix ?? 'ev').slice(0, 100);
   }
@@ -239,6 +270,11 @@ export class ReliableMachine {
   /** The one input. */
   handle(input: MachineInput): void {
     if (TERMINAL.has(this.#phase)) return;
+    this.#dispatch(input);
+    if (!TERMINAL.has(this.#phase)) this.#watchProgress(input.type === 'frame' && input.event.event !== 'pong');
+  }
+
+  #dispatch(input: MachineInput): void {
     switch (input.type) {
       case 'open':
         if (this.#phase === Phase.idle) this.#connect(false);
@@ -275,14 +311,45 @@ export class ReliableMachine {
       case 'audio-fetched':
         if (this.#phase === Phase.recovering) this.#onSegmentAudio(input.segmentId, input.result);
         return;
+      case 'reader':
+        this.#readerPaused = input.paused;
+        return;
     }
+  }
+
+  /** Whether the machine waits on the server for something other than `ready`. */
+  #owed(): boolean {
+    const conn = this.#conn;
+    if (this.#phase === Phase.stopping) return true;
+    if (this.#phase !== Phase.running || !conn) return false;
+    return conn.awaitingAck || conn.flushOutstanding !== undefined || conn.order.held > 0;
+  }
+
+  /**
+   * Keep the progress deadline: armed while something is owed and the reader
+   * reads, cancelled otherwise. A frame (but `pong`) only marks the current
+   * period as active, so audio frames cost no timer calls; the timer fails
+   * the connection once a whole period passed with no frame (so the wait is
+   * at most twice `progressTimeoutMs`).
+   */
+  #watchProgress(progressed: boolean): void {
+    if (!this.#owed() || this.#readerPaused) {
+      this.#cancelTimer(TimerId.progress);
+      return;
+    }
+    if (this.#timers.has(TimerId.progress)) {
+      if (progressed) this.#progressSeen = true;
+      return;
+    }
+    this.#progressSeen = false;
+    this.#startTimer(TimerId.progress, this.#progressTimeoutMs);
   }
 
   // ---------------------------------------------------------------- connection
 
   #connect(retryFailed: boolean): void {
     this.#phase = Phase.connecting;
-    this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, audioFrames: 0 };
+    this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, audioFrames: 0, order: new AudioOrder(this.#reorderWindowFrames, retryFailed ? undefined : 1) };
     this.#port.openTransport();
   }
 
@@ -400,8 +467,10 @@ export class ReliableMachine {
     const resumed = this.#resuming;
     const attempt = this.#attempt;
     this.#resuming = false;
-    this.#attempt = 0;
+    // `#attempt` stays: a server that fails right after every `ready` must
+    // not be retried forever. Progress on this connection resets it.
     this.#statusPolls = 0;
+    if (this.#journal.pending().length === 0) this.#progressMade(); // nothing owed: the resume is complete
     if (first) this.#port.emit({ type: 'ready', ready });
     if (resumed) {
       this.#resumed++;
@@ -440,6 +509,7 @@ export class ReliableMachine {
   }
 
   #onSegmentCompleted(event: SegmentCompletedEvent): void {
+    this.#drainAudio(event.segment_id);
     const conn = this.#conn;
     if (conn && conn.flushOutstanding === event.segment_id) conn.flushOutstanding = undefined;
     const entry = this.#journal.get(event.segment_id);
@@ -475,6 +545,7 @@ export class ReliableMachine {
 
   #onFinish(event: FinishEvent): void {
     if (event.reason === FinishReason.completed) {
+      this.#drainAudio();
       if (this.#phase === Phase.stopping || this.#journal.pending().length === 0) this.#finishOk();
       else this.#fail(new RealtimeServerError('invalid_state', 'the request finished before all segments completed', true, { requestId: this.requestId }));
       return;
@@ -490,6 +561,31 @@ export class ReliableMachine {
   #onAudio(event: AudioEvent): void {
     const conn = this.#conn;
     if (!conn) return;
+    this.#releaseOrdered(conn, conn.order.push(event.segment_id, event.sequence, event));
+  }
+
+  /** Release the frames held behind a missing sequence: of one segment when it completed, else of all. */
+  #drainAudio(segmentId?: string): void {
+    const conn = this.#conn;
+    if (!conn || conn.order.held === 0) return;
+    this.#releaseOrdered(conn, segmentId === undefined ? conn.order.drainAll() : conn.order.drainSegment(segmentId));
+  }
+
+  #releaseOrdered(conn: ConnectionState, verdict: SequenceVerdict<AudioEvent>): void {
+    this.#reportGaps(verdict.gaps);
+    for (const frame of verdict.release) this.#onOrderedAudio(conn, frame);
+  }
+
+  #reportGaps(gaps: readonly SequenceGap[]): void {
+    if (gaps.length === 0) return;
+    this.#port.emit({
+      type: 'warning',
+      code: MachineWarning.audioSequenceGap,
+      message: `audio sequence ${describeGaps(gaps)} never arrived; the audio around it was emitted without it`,
+    });
+  }
+
+  #onOrderedAudio(conn: ConnectionState, event: AudioEvent): void {
     conn.audioFrames++;
     const entry = this.#journal.get(event.segment_id);
     if (!entry || entry.completed) {
@@ -537,6 +633,7 @@ export class ReliableMachine {
   }
 
   #release(entry: JournalEntry, data: Uint8Array): void {
+    this.#progressMade();
     this.#mark(entry, WaterfallStage.firstAudio);
     entry.emittedBytes += data.byteLength;
     entry.outputBytes += data.byteLength;
@@ -586,6 +683,7 @@ export class ReliableMachine {
   }
 
   #complete(entry: JournalEntry, units: number): void {
+    this.#progressMade();
     entry.state = SegmentState.completed;
     entry.units = units;
     this.#mark(entry, WaterfallStage.completed);
@@ -598,19 +696,20 @@ export class ReliableMachine {
   #retry(error: VoxpipeError): void {
     this.#cancelTimer(TimerId.start);
     this.#cancelTimer(TimerId.statusPoll);
+    this.#cancelTimer(TimerId.progress);
     if (this.#transportOpen) this.#closeTransport(CloseCode.normal, 'retrying');
     this.#attempt++;
     this.#retries++;
     if (this.#attempt > this.#maxRetries) {
-      this.#fail(
-        new ResumeError(ResumeErrorCode.retriesExhausted, `gave up after ${this.#maxRetries} retries: ${error.message}`, {
-          cause: error,
-          requestId: this.requestId,
-          details: { lastCode: error.code },
-        }),
-      );
+      this.#giveUp(error, this.#attempt - 1, 'to resume');
       return;
     }
+    if (this.#resumeOverdue) {
+      this.#giveUp(error, this.#attempt - 1, `in ${this.#maxResumeMs} ms to resume`);
+      return;
+    }
+    if (this.#attempt === 1) this.#startTimer(TimerId.resumeDeadline, this.#maxResumeMs);
+    this.#lastRetryError = error;
     this.#resuming = true;
     const delayMs = backoffDelayMs(this.#attempt, this.#backoff, this.#port.random());
     this.#port.emit({ type: 'retry', attempt: this.#attempt, error, delayMs });
@@ -618,8 +717,42 @@ export class ReliableMachine {
     this.#startTimer(TimerId.backoff, delayMs);
   }
 
+  /** A recovery ends: `retries_exhausted`, saying how many attempts were made. */
+  #giveUp(error: VoxpipeError, attempts: number, what: string): void {
+    const message = `gave up after ${attempts} attempts ${what}: ${error.message}`;
+    const options = { cause: error, requestId: this.requestId, details: { lastCode: error.code, attempts } };
+    // A server that stopped answering ends in a TimeoutError, anything else in retries_exhausted.
+    this.#fail(error instanceof TimeoutError ? new TimeoutError(message, options) : new ResumeError(ResumeErrorCode.retriesExhausted, message, options));
+  }
+
+  /** New audio or a completed segment: the current recovery, if any, succeeded. */
+  #progressMade(): void {
+    if (this.#attempt === 0 || this.#resuming) return;
+    this.#attempt = 0;
+    this.#resumeOverdue = false;
+    this.#cancelTimer(TimerId.resumeDeadline);
+  }
+
   #onTimer(id: TimerId): void {
     if (!this.#timers.delete(id)) return; // cancelled or stale
+    if (id === TimerId.progress) {
+      if (this.#progressSeen) return; // an active period: `handle()` arms the next one
+      if (this.#owed()) {
+        this.#retry(new TimeoutError(`no progress from the server within ${this.#progressTimeoutMs} ms`, { retryable: true, requestId: this.requestId }));
+      }
+      return;
+    }
+    if (id === TimerId.resumeDeadline) {
+      // A live connection may still deliver: its progress deadline decides,
+      // and the next failure of this recovery gives up.
+      if (CONNECTED.has(this.#phase)) {
+        this.#resumeOverdue = true;
+        return;
+      }
+      const last = this.#lastRetryError ?? new TimeoutError('recovery timed out', { requestId: this.requestId });
+      this.#giveUp(last, this.#attempt, `in ${this.#maxResumeMs} ms to resume`);
+      return;
+    }
     if (id === TimerId.start) {
       if (this.#phase === Phase.starting) {
         this.#retry(new TimeoutError(`no ready within ${this.#startTimeoutMs} ms of start`, { retryable: true, requestId: this.requestId }));
@@ -723,6 +856,8 @@ export class ReliableMachine {
     this.#resumed++;
     this.#resuming = false;
     this.#attempt = 0;
+    this.#resumeOverdue = false;
+    this.#cancelTimer(TimerId.resumeDeadline);
     this.#port.emit({ type: 'resumed', attempt, requestId: this.requestId, pendingSegments: [] });
     if (this.#ending) this.#finishOk();
     else this.#phase = Phase.completedRemotely;

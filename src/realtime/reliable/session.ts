@@ -34,8 +34,14 @@ export interface ReliableSessionOptions {
   requestId?: string;
   /** Default `continue` for pcm and wav, `restart` for mp3 and opus. */
   onPartialSegment?: PartialSegmentPolicy;
-  /** Recovery attempts in a row before giving up; default 6. */
+  /** Attempts of one recovery before giving up (reset only by progress, not by `ready`); default 6. */
   maxRetries?: number;
+  /** Longest one recovery may take, from its first failure until progress; default 60_000 ms. */
+  maxResumeMs?: number;
+  /** Longest wait for an owed frame (`input_ack`, audio, `segment_completed`, `finish`) before resuming; default 20_000 ms. */
+  progressTimeoutMs?: number;
+  /** `audio` frames held while an earlier `sequence` is missing; default 16. */
+  reorderWindowFrames?: number;
   /** Default base 200 ms, factor 2, cap 5_000 ms, jitter 0.5. */
   backoff?: Partial<BackoffPolicy>;
   /** Reads of a `running` request before giving up; default 20. */
@@ -96,6 +102,9 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
     if (options.backoff !== undefined) machineOptions.backoff = options.backoff;
     if (options.maxStatusPolls !== undefined) machineOptions.maxStatusPolls = options.maxStatusPolls;
     if (options.startTimeoutMs !== undefined) machineOptions.startTimeoutMs = options.startTimeoutMs;
+    if (options.progressTimeoutMs !== undefined) machineOptions.progressTimeoutMs = options.progressTimeoutMs;
+    if (options.maxResumeMs !== undefined) machineOptions.maxResumeMs = options.maxResumeMs;
+    if (options.reorderWindowFrames !== undefined) machineOptions.reorderWindowFrames = options.reorderWindowFrames;
     this.#machine = new ReliableMachine(machineOptions, this.#port());
     if (options.signal) this.#linkSignal(options.signal);
   }
@@ -156,11 +165,13 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   pause(): void {
     this.#paused = true;
     this.#connection?.pause();
+    this.#machine.handle({ type: 'reader', paused: true });
   }
 
   resume(): void {
     this.#paused = false;
     this.#connection?.resume();
+    this.#machine.handle({ type: 'reader', paused: false });
   }
 
   pending(): SegmentInput[] {

@@ -39,6 +39,14 @@ export const TimerId = {
   start: 'start',
   /** The status route said `running`: read it again later. */
   statusPoll: 'status-poll',
+  /**
+   * The machine waits on the server (an `input_ack`, a `segment_completed`,
+   * the `finish` after `stop`) and nothing came for `progressTimeoutMs`.
+   * Not armed while the listener's reader is paused (backpressure).
+   */
+  progress: 'progress',
+  /** One recovery (from its first retry until progress) ran longer than `maxResumeMs`. */
+  resumeDeadline: 'resume-deadline',
 } as const;
 export type TimerId = (typeof TimerId)[keyof typeof TimerId];
 
@@ -82,7 +90,9 @@ export type MachineInput =
   /** Barge-in or abort: stop now, emit nothing more. */
   | { type: 'abort-requested'; reason: VoxpipeError }
   | { type: 'status-fetched'; result: StatusResult }
-  | { type: 'audio-fetched'; segmentId: string; result: SegmentAudioResult };
+  | { type: 'audio-fetched'; segmentId: string; result: SegmentAudioResult }
+  /** The listener stopped (`paused: true`) or restarted reading audio: no progress deadline while it is paused. */
+  | { type: 'reader'; paused: boolean };
 
 /** Audio the machine releases to the listener, in order. */
 export interface MachineAudio {
@@ -151,8 +161,23 @@ export interface MachineOptions {
   request: StartRequest;
   /** Default: `continue` for pcm and wav, `restart` for mp3 and opus. */
   onPartialSegment?: PartialSegmentPolicy;
-  /** Recovery attempts in a row before giving up; default 6. */
+  /**
+   * Recovery attempts of one recovery before giving up; default 6. The count
+   * starts again only once a resumed connection made progress (new audio
+   * released or a segment completed), not at a mere `ready`.
+   */
   maxRetries?: number;
+  /** Longest one recovery may take, from its first failure until progress; default 60_000 ms. */
+  maxResumeMs?: number;
+  /**
+   * Longest wait for the server's next frame while one is owed (`input_ack`,
+   * audio and `segment_completed` after a `flush`, `finish` after `stop`);
+   * default 20_000 ms. Then the connection counts as dropped (resume).
+   * Keep-alive `pong`s are not progress; a paused reader stops the clock.
+   */
+  progressTimeoutMs?: number;
+  /** `audio` frames held while an earlier `sequence` is missing; default 16 (`DEFAULT_REORDER_WINDOW_FRAMES`). */
+  reorderWindowFrames?: number;
   backoff?: Partial<BackoffPolicy>;
   /** Reads of a `running` request before giving up; default 20. */
   maxStatusPolls?: number;
