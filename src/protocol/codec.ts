@@ -31,6 +31,7 @@ import {
 } from './events.js';
 import { LIMITS } from './limits.js';
 import { inspectShape } from './msgpack-shape.js';
+import { INVALID_SERVER_FRAME, readServerEvent, type ReadResult } from './server-reader.js';
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -212,4 +213,19 @@ export function decodeClientEvent(bytes: Uint8Array): ClientEvent {
 /** Bytes to a validated server event (client side), or `ProtocolError`. */
 export function decodeServerEvent(bytes: Uint8Array): ServerEvent {
   return parseServerEvent(decodeMap(bytes));
+}
+
+/**
+ * Bytes to a server event through the client's tolerant reader
+ * (`server-reader.ts`): a frame that does not decode is `unusable`.
+ */
+export function readServerFrame(bytes: Uint8Array): ReadResult {
+  let map: Record<string, unknown>;
+  try {
+    map = decodeMap(bytes);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return { kind: 'unusable', error: new ProtocolError(INVALID_SERVER_FRAME, `the server sent an undecodable frame: ${message}`, undefined, { cause: err }) };
+  }
+  return readServerEvent(map);
 }

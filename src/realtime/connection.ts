@@ -1,9 +1,11 @@
 /**
  * One realtime v2 WebSocket connection (spec 4.10, 5): connect with the
  * subprotocol and a Bearer header (or a browser ticket in an `auth` frame),
- * wait for `authenticated`, then deliver every server frame decoded and
- * validated, keep the connection alive with protocol `ping`s when idle, and
- * report how it closed.
+ * wait for `authenticated`, then deliver every server frame read by the
+ * tolerant reader (`protocol/server-reader.ts`: an unknown or unneeded
+ * malformed event becomes one `warning` per event name, only an unusable
+ * frame closes with 1002), keep the connection alive with protocol `ping`s
+ * when idle, and report how it closed.
  *
  * The key travels only in the `Authorization` header, never in the URL.
  */
@@ -11,10 +13,11 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, registerSecret, TimeoutError, type VoxpipeError } from '../errors.js';
-import { decodeServerEvent, encodeFrame } from '../protocol/codec.js';
+import { encodeFrame, readServerFrame } from '../protocol/codec.js';
 import { CloseCode, ErrorCode, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/constants.js';
 import type { AuthenticatedEvent, ClientEvent, ServerEvent } from '../protocol/events.js';
 import { LIMITS } from '../protocol/limits.js';
+import { IGNORED_SERVER_EVENT, INVALID_SERVER_FRAME } from '../protocol/server-reader.js';
 import { handshakeError } from './handshake.js';
 
 /** How a connection ended. */
@@ -95,6 +98,8 @@ class Connection implements RealtimeConnection {
   #pongTimer: NodeJS.Timeout | undefined;
   #lastReceivedAt = 0;
   #closed = false;
+  /** Names of events skipped so far (one warning each). */
+  readonly #skipped = new Set<string>();
 
   constructor(ws: WebSocket, opts: ConnectOptions) {
     this.#ws = ws;
@@ -156,17 +161,25 @@ class Connection implements RealtimeConnection {
   #onMessage(data: Buffer, isBinary: boolean): void {
     if (this.#closed) return;
     this.#lastReceivedAt = performance.now();
-    let event: ServerEvent;
-    try {
-      if (!isBinary) throw new ProtocolError(ErrorCode.invalidMessage, 'server sent a text frame; v2 frames are binary MessagePack');
-      event = decodeServerEvent(data);
-    } catch (err) {
-      const error = err instanceof ProtocolError ? err : new ProtocolError(ErrorCode.invalidMessage, String(err));
-      this.#ws.close(CloseCode.protocolError, error.code);
-      this.#end({ code: CloseCode.protocolError, reason: error.code, wasClean: false, error });
-      return;
+    const read = isBinary
+      ? readServerFrame(data)
+      : ({ kind: 'unusable', error: new ProtocolError(INVALID_SERVER_FRAME, 'server sent a text frame; v2 frames are binary MessagePack') } as const);
+    switch (read.kind) {
+      case 'event':
+        this.#opts.onEvent(read.event);
+        return;
+      case 'skip':
+        // One warning per kind of skipped event: a deployment that sends its own
+        // event after every segment must not flood the listener.
+        if (this.#skipped.has(read.name)) return;
+        this.#skipped.add(read.name);
+        this.#opts.onEvent({ event: 'warning', event_id: '', trace_id: '', timestamp: Date.now(), code: IGNORED_SERVER_EVENT, message: read.message });
+        return;
+      case 'unusable':
+        this.#ws.close(CloseCode.protocolError, read.error.code);
+        this.#end({ code: CloseCode.protocolError, reason: read.error.code, wasClean: false, error: read.error });
+        return;
     }
-    this.#opts.onEvent(event);
   }
 
   #armKeepAlive(): void {
@@ -270,14 +283,17 @@ export function connect(opts: ConnectOptions): Promise<RealtimeConnection> {
       if (!opts.apiKey && opts.ticket) ws.send(encodeFrame({ event: 'auth', token: opts.ticket }));
     });
     ws.on('message', (data: Buffer, isBinary: boolean) => {
-      let event: ServerEvent;
-      try {
-        if (!isBinary) throw new ProtocolError(ErrorCode.invalidMessage, 'server sent a text frame');
-        event = decodeServerEvent(data);
-      } catch (err) {
-        settle(err instanceof ProtocolError ? err : new ProtocolError(ErrorCode.invalidMessage, String(err)));
+      if (!isBinary) {
+        settle(new ProtocolError(INVALID_SERVER_FRAME, 'server sent a text frame'));
         return;
       }
+      const read = readServerFrame(data);
+      if (read.kind === 'unusable') {
+        settle(read.error);
+        return;
+      }
+      if (read.kind === 'skip') return; // an event of its own before `authenticated`: not ours to judge
+      const event = read.event;
       if (event.event === 'authenticated') {
         settle(undefined);
         ws.removeAllListeners('error');

@@ -5,8 +5,8 @@
  * the session can hand the outcome straight to the state machine.
  */
 import { apiErrorFromStatus, ConnectionError, ProtocolError, type VoxpipeError } from '../errors.js';
-import { ErrorCode, REALTIME_PATHS } from '../protocol/constants.js';
-import { RequestStatusSchema } from '../protocol/events.js';
+import { REALTIME_PATHS } from '../protocol/constants.js';
+import { readRequestStatus } from '../protocol/server-reader.js';
 import { parseErrorBody } from './handshake.js';
 import type { SegmentAudioResult, StatusResult } from './reliable/types.js';
 
@@ -57,11 +57,9 @@ export async function fetchRequestStatus(requestId: string, opts: HttpReadOption
       return { kind: 'not-found' };
     }
     if (!res.ok) return { kind: 'error', error: await responseError(res) };
-    const parsed = RequestStatusSchema.safeParse(await res.json());
-    if (!parsed.success) {
-      return { kind: 'error', error: new ProtocolError(ErrorCode.invalidMessage, `request-status body does not match the spec: ${parsed.error.issues[0]?.message ?? ''}`) };
-    }
-    return { kind: 'found', status: parsed.data };
+    const status = readRequestStatus(await res.json());
+    if (status instanceof ProtocolError) return { kind: 'error', error: status };
+    return { kind: 'found', status };
   } catch (err) {
     return { kind: 'error', error: networkError(err, 'reading the request status') };
   }

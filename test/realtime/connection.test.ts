@@ -199,26 +199,26 @@ describe('network failures', () => {
 });
 
 describe('misbehaving servers', () => {
-  it('a text frame after authentication: ProtocolError invalid_message, connection closed', async () => {
+  it('a text frame after authentication: ProtocolError invalid_server_frame, connection closed', async () => {
     const fake = await fakeServer((ws) => setTimeout(() => ws.send('{"event":"audio"}'), 10));
     try {
       const r = recorder({ wsUrl: fake.wsUrl });
       await connect(r.options);
       const info = await r.closed;
       expect(info.error).toBeInstanceOf(ProtocolError);
-      expect(info.error).toMatchObject({ code: 'invalid_message' });
+      expect(info.error).toMatchObject({ code: 'invalid_server_frame' });
       expect(info.code).toBe(1002);
     } finally {
       await fake.close();
     }
   });
 
-  it('malformed MessagePack: ProtocolError invalid_messagepack', async () => {
+  it('malformed MessagePack: ProtocolError invalid_server_frame naming the problem', async () => {
     const fake = await fakeServer((ws) => setTimeout(() => ws.send(Buffer.from([0x81, 0xc1, 0x00])), 10));
     try {
       const r = recorder({ wsUrl: fake.wsUrl });
       await connect(r.options);
-      expect((await r.closed).error).toMatchObject({ code: 'invalid_messagepack' });
+      expect((await r.closed).error).toMatchObject({ code: 'invalid_server_frame', message: expect.stringContaining('malformed MessagePack') });
     } finally {
       await fake.close();
     }

@@ -12,7 +12,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
-import { decodeServerEvent } from '../../src/protocol/codec.js';
+import { readServerFrame } from '../../src/protocol/codec.js';
 import { SUBPROTOCOL } from '../../src/protocol/constants.js';
 import type { ServerEvent } from '../../src/protocol/events.js';
 
@@ -52,9 +52,11 @@ export async function startCuttingProxy(upstreamWsUrl: string, plan: CutPlan): P
         let withholding = false;
         upstream.on('message', (data: Buffer) => {
           if (first && !cut) {
-            const event = decodeServerEvent(data);
-            if (plan.withholdFrom(event)) withholding = true;
-            if (plan.dropAfter(event)) {
+            // Read as the client reads (any dialect of the server).
+            const read = readServerFrame(data);
+            const event = read.kind === 'event' ? read.event : undefined;
+            if (event && plan.withholdFrom(event)) withholding = true;
+            if (event && plan.dropAfter(event)) {
               cut = true;
               // No close frame: the client sees an abnormal closure (1006).
               client.terminate();

@@ -534,7 +534,11 @@ export class ReliableMachine {
       requestId: event.request_id ?? this.requestId,
       retryable: event.retryable,
       stage: event.stage,
-      details: event.path === undefined ? {} : { path: event.path },
+      details: {
+        ...(event.path !== undefined && { path: event.path }),
+        // An error without a usable code reads as `server_error`; what the server sent is kept.
+        ...('raw_code' in event && { rawCode: event['raw_code'] }),
+      },
     });
     // A non-terminal, non-retryable error is about a frame of ours: with a
     // client that keeps the protocol it means a bug or a bad segment, and

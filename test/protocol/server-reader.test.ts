@@ -1,0 +1,71 @@
+/**
+ * The client's tolerant reader (issue 9): what it requires, what it renames,
+ * what it passes through, what it skips.
+ */
+import { describe, expect, it } from 'vitest';
+import { readServerFrame, encodeFrame } from '../../src/protocol/codec.js';
+import { readRequestStatus, readServerEvent } from '../../src/protocol/server-reader.js';
+
+describe('readServerEvent', () => {
+  it('passes an unknown finish.reason and ready.format through as strings', () => {
+    expect(readServerEvent({ event: 'finish', reason: 'cancelled_by_operator' })).toMatchObject({ kind: 'event', event: { reason: 'cancelled_by_operator', units: 0 } });
+    expect(readServerEvent({ event: 'ready', format: 'flac' })).toMatchObject({ kind: 'event', event: { format: 'flac' } });
+  });
+
+  it('reads authenticated.quota from a number or an object, else NaN', () => {
+    expect(readServerEvent({ event: 'authenticated', quota: 7 })).toMatchObject({ event: { quota: 7 } });
+    expect(readServerEvent({ event: 'authenticated', quota: { remaining: 9, unit: 'credits' } })).toMatchObject({ event: { quota: 9 } });
+    const none = readServerEvent({ event: 'authenticated' });
+    expect(none.kind === 'event' && none.event.event === 'authenticated' && Number.isNaN(none.event.quota)).toBe(true);
+  });
+
+  it('an unknown event is skipped with a message naming it', () => {
+    expect(readServerEvent({ event: 'server_stats', queue_depth: 1 })).toEqual({ kind: 'skip', name: 'server_stats', message: expect.stringContaining('server_stats') });
+  });
+
+  it.each([
+    ['audio without bytes', { event: 'audio', segment_id: 's', sequence: 1, audio: 'AAAA' }],
+    ['audio without sequence', { event: 'audio', segment_id: 's', audio: new Uint8Array(2) }],
+    ['input_ack without any sequence', { event: 'input_ack', characters: 3 }],
+    ['segment_completed without segment id', { event: 'segment_completed', units: 1 }],
+    ['finish without reason', { event: 'finish', units: 1 }],
+    ['request_status without state', { event: 'request_status' }],
+    ['no event name', { type: 'audio' }],
+  ])('%s is unusable (invalid_server_frame)', (_name, map) => {
+    const read = readServerEvent(map);
+    expect(read.kind).toBe('unusable');
+    expect(read.kind === 'unusable' && read.error.code).toBe('invalid_server_frame');
+  });
+
+  it('keeps unknown fields and the canonical audio frame untouched', () => {
+    const frame = { event: 'audio', event_id: 'e', trace_id: 't', timestamp: 1, request_id: 'r', session_id: 's', segment_id: 'g', sequence: 3, audio: new Uint8Array([1]), format: 'pcm', extra: true };
+    const read = readServerFrame(encodeFrame(frame));
+    expect(read).toMatchObject({ kind: 'event', event: frame });
+  });
+
+  it('an error with no usable code reads as server_error and keeps the raw value', () => {
+    expect(readServerEvent({ event: 'error', code: '', message: 'boom' })).toMatchObject({ event: { code: 'server_error', raw_code: '', retryable: false, terminal: true } });
+    expect(readServerEvent({ event: 'error', code: 17 })).toMatchObject({ event: { code: '17' } });
+  });
+
+  it('an undecodable frame is unusable, naming the problem', () => {
+    const read = readServerFrame(Uint8Array.from([0x81, 0xc1, 0x00]));
+    expect(read).toMatchObject({ kind: 'unusable', error: { code: 'invalid_server_frame', message: expect.stringContaining('MessagePack') } });
+  });
+});
+
+describe('readRequestStatus', () => {
+  it('reads a manifest without index and with url, in listed order; entries without an id are left out', () => {
+    const status = readRequestStatus({
+      request_id: 'r',
+      state: 'failed_retryable',
+      result_available: true,
+      segments: [{ segment_id: 'a', state: 'completed', url: '/a' }, { note: 'no id' }, { segmentId: 'b', status: 'accepted' }],
+    });
+    expect(status).toMatchObject({ state: 'failed_retryable', retryable: true, segments: [{ segment_id: 'a', audio_url: '/a', state: 'completed' }, { segment_id: 'b', state: 'accepted' }] });
+  });
+
+  it('a body without state is an error, not a guess', () => {
+    expect(readRequestStatus({ request_id: 'r' })).toMatchObject({ code: 'invalid_server_frame' });
+  });
+});
