@@ -4,7 +4,7 @@
  * manifest entry's `audio_url`. Both answer with a result, never throw, so
  * the session can hand the outcome straight to the state machine.
  */
-import { apiErrorFromStatus, ConnectionError, ProtocolError, type VoxpipeError } from '../errors.js';
+import { apiErrorFromStatus, ConnectionError, ProtocolError, TimeoutError, type VoxpipeError } from '../errors.js';
 import { REALTIME_PATHS } from '../protocol/constants.js';
 import { readRequestStatus } from '../protocol/server-reader.js';
 import { parseErrorBody } from './handshake.js';
@@ -31,9 +31,26 @@ function headersFor(url: URL, opts: HttpReadOptions): Record<string, string> {
   return headers;
 }
 
-function signalFor(opts: HttpReadOptions): AbortSignal {
-  const timeout = AbortSignal.timeout(opts.timeoutMs ?? 10_000); // 10 s
-  return opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+/**
+ * The signal of one read: the caller's, plus a timeout. A plain timer is
+ * kept and cleared (not `AbortSignal.any([signal, AbortSignal.timeout()])`:
+ * on Node 20 that combined signal can lose its timeout once the inner
+ * timeout signal is garbage-collected, and the read then never times out).
+ */
+function deadlineFor(opts: HttpReadOptions): { signal: AbortSignal; done(): void } {
+  const controller = new AbortController();
+  const ms = opts.timeoutMs ?? 10_000; // 10 s
+  const timer = setTimeout(() => controller.abort(new TimeoutError(`HTTP read took over ${ms} ms`, { retryable: true })), ms);
+  const onAbort = () => controller.abort(opts.signal?.reason);
+  if (opts.signal?.aborted) onAbort();
+  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    done() {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+    },
+  };
 }
 
 async function responseError(res: Response): Promise<VoxpipeError> {
@@ -42,7 +59,9 @@ async function responseError(res: Response): Promise<VoxpipeError> {
   return apiErrorFromStatus(res.status, code ?? `http_${res.status}`, message ?? `HTTP ${res.status}`, { requestId });
 }
 
-function networkError(err: unknown, what: string): VoxpipeError {
+function networkError(err: unknown, what: string, signal: AbortSignal): VoxpipeError {
+  // Our own timeout: the TimeoutError it aborted with.
+  if (signal.aborted && signal.reason instanceof TimeoutError) return signal.reason;
   const message = err instanceof Error ? err.message : String(err);
   return new ConnectionError('connection_failed', `${what} failed: ${message}`, { retryable: true, cause: err });
 }
@@ -50,8 +69,9 @@ function networkError(err: unknown, what: string): VoxpipeError {
 /** Read the state (and manifest) of a reliable request. */
 export async function fetchRequestStatus(requestId: string, opts: HttpReadOptions): Promise<StatusResult> {
   const url = new URL(joinUrl(opts.rtHttpUrl, `${REALTIME_PATHS.requests}/${encodeURIComponent(requestId)}`));
+  const deadline = deadlineFor(opts);
   try {
-    const res = await fetch(url, { headers: headersFor(url, opts), signal: signalFor(opts) });
+    const res = await fetch(url, { headers: headersFor(url, opts), signal: deadline.signal });
     if (res.status === 404) {
       await res.body?.cancel();
       return { kind: 'not-found' };
@@ -61,18 +81,23 @@ export async function fetchRequestStatus(requestId: string, opts: HttpReadOption
     if (status instanceof ProtocolError) return { kind: 'error', error: status };
     return { kind: 'found', status };
   } catch (err) {
-    return { kind: 'error', error: networkError(err, 'reading the request status') };
+    return { kind: 'error', error: networkError(err, 'reading the request status', deadline.signal) };
+  } finally {
+    deadline.done();
   }
 }
 
 /** Download one segment's complete audio from its manifest `audio_url` (relative to `rtHttpUrl` or absolute). */
 export async function fetchSegmentAudio(audioUrl: string, opts: HttpReadOptions): Promise<SegmentAudioResult> {
+  const deadline = deadlineFor(opts);
   try {
     const url = new URL(audioUrl, `${opts.rtHttpUrl.replace(/\/+$/, '')}/`);
-    const res = await fetch(url, { headers: headersFor(url, opts), signal: signalFor(opts) });
+    const res = await fetch(url, { headers: headersFor(url, opts), signal: deadline.signal });
     if (!res.ok) return { kind: 'error', error: await responseError(res) };
     return { kind: 'ok', data: new Uint8Array(await res.arrayBuffer()) };
   } catch (err) {
-    return { kind: 'error', error: networkError(err, 'downloading segment audio') };
+    return { kind: 'error', error: networkError(err, 'downloading segment audio', deadline.signal) };
+  } finally {
+    deadline.done();
   }
 }

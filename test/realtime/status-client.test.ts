@@ -1,0 +1,58 @@
+/**
+ * The recovery's HTTP reads (issue 10, item 4): a status read against a
+ * server that never answers ends with a TimeoutError within its deadline,
+ * even when a garbage collection runs while it waits.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TimeoutError } from '../../src/errors.js';
+import { fetchRequestStatus, fetchSegmentAudio } from '../../src/realtime/status-client.js';
+
+let silent: Server;
+let rtHttpUrl: string;
+
+beforeAll(async () => {
+  // Accepts every request and never answers.
+  silent = createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  rtHttpUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  silent.closeAllConnections();
+  await new Promise<void>((resolve) => silent.close(() => resolve()));
+});
+
+/** Force collections while a read waits (vitest runs this file with --expose-gc). */
+function collectGarbageFor(ms: number): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc (vitest.config.ts execArgv)');
+  const timer = setInterval(() => gc(), 20);
+  setTimeout(() => clearInterval(timer), ms);
+}
+
+describe('request-status reads', () => {
+  it('time out after timeoutMs although the GC ran mid-wait', async () => {
+    const caller = new AbortController(); // a caller signal that never fires: the combined-signal case
+    collectGarbageFor(400);
+    const started = performance.now();
+    const result = await fetchRequestStatus('req-x', { rtHttpUrl, apiKey: 'sk-x', timeoutMs: 300, signal: caller.signal });
+    expect(result.kind).toBe('error');
+    expect(result.kind === 'error' && result.error).toBeInstanceOf(TimeoutError);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it('segment audio downloads have the same deadline', async () => {
+    collectGarbageFor(400);
+    const result = await fetchSegmentAudio('/audio/x', { rtHttpUrl, timeoutMs: 300 });
+    expect(result.kind === 'error' && result.error).toBeInstanceOf(TimeoutError);
+  });
+
+  it('the caller aborting ends the read at once', async () => {
+    const caller = new AbortController();
+    setTimeout(() => caller.abort(), 50);
+    const result = await fetchRequestStatus('req-x', { rtHttpUrl, timeoutMs: 10_000, signal: caller.signal });
+    expect(result.kind).toBe('error');
+    expect(result.kind === 'error' && result.error).not.toBeInstanceOf(TimeoutError);
+  });
+});
