@@ -5,7 +5,7 @@
  * REST `error.code`), else voxpipe's own (`connection_failed`, `aborted`, ...).
  *
  * The API key must never reach a message or a property: `redact()` is applied
- * to every message built from foreign text.
+ * to the message, code, request id, stage, path and details of every error.
  */
 
 export interface VoxpipeErrorOptions {
@@ -27,10 +27,12 @@ export class VoxpipeError extends Error {
 
   constructor(code: string, message: string, options: VoxpipeErrorOptions = {}) {
     super(redact(message), options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.requestId = options.requestId;
+    // Every string here may come from the wire: a server or proxy that echoes
+    // the Authorization value back must not get it into a property either.
+    this.code = redact(code);
+    this.requestId = options.requestId === undefined ? undefined : redact(options.requestId);
     this.retryable = options.retryable ?? false;
-    this.details = options.details ?? {};
+    this.details = redactDeep(options.details ?? {}) as Record<string, unknown>;
   }
 }
 
@@ -41,7 +43,7 @@ export class ProtocolError extends VoxpipeError {
   readonly path: string | undefined;
   constructor(code: string, message: string, path?: string, options: VoxpipeErrorOptions = {}) {
     super(code, message, options);
-    this.path = path;
+    this.path = path === undefined ? undefined : redact(path);
   }
 }
 
@@ -53,7 +55,7 @@ export class RealtimeServerError extends VoxpipeError {
   constructor(code: string, message: string, terminal: boolean, options: VoxpipeErrorOptions & { stage?: string | undefined } = {}) {
     super(code, message, options);
     this.terminal = terminal;
-    this.stage = options.stage;
+    this.stage = options.stage === undefined ? undefined : redact(options.stage);
   }
 }
 
@@ -159,5 +161,16 @@ export function redact(text: string): string {
   for (const pattern of SECRET_PATTERNS) {
     out = out.replace(pattern, (match, prefix: string | undefined) => (typeof prefix === 'string' && match.startsWith(prefix) ? `${prefix}[redacted]` : '[redacted]'));
   }
+  return out;
+}
+
+/** `value` with `redact()` applied to every string inside it (plain objects and arrays, a few levels deep). */
+export function redactDeep(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (depth >= 6 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => redactDeep(v, depth + 1));
+  if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = redactDeep(v, depth + 1);
   return out;
 }

@@ -26,7 +26,7 @@
  * The strict schemas in `events.ts` stay the contract for what our server
  * emits and what the client sends.
  */
-import { ProtocolError } from '../errors.js';
+import { ProtocolError, redactDeep } from '../errors.js';
 import { asObject, bool, isObject, num, str, type JsonObject } from './fields.js';
 import type { Mode } from './constants.js';
 import type { RequestStatus, SegmentManifestEntry, ServerEvent } from './events.js';
@@ -113,8 +113,19 @@ function int(map: JsonObject, keys: readonly string[]): number | undefined {
  * frames in canonical form are returned as they are, without a copy).
  */
 export function readServerEvent(map: JsonObject): ReadResult {
+  const read = readEvent(map);
+  // Strings from the wire reach events, errors and logs: a server or proxy
+  // that echoes the key back must not get it there (audio frames carry none
+  // the client passes on, and stay on the fast path).
+  if (read.kind === 'event' && read.event.event !== 'audio') return { kind: 'event', event: redactDeep(read.event) as ServerEvent };
+  if (read.kind === 'skip') return { ...read, message: redactDeep(read.message) as string };
+  return read;
+}
+
+function readEvent(map: JsonObject): ReadResult {
   const name = map['event'];
   if (typeof name !== 'string' || name === '') return unusable('(unnamed)', 'no string field event');
+  if (name.length > 64) return skip(name.slice(0, 64), 'an event with an overlong name ignored');
   const base = { ...map, ...envelope(map) };
   switch (name) {
     case 'audio': {
