@@ -65,8 +65,15 @@ export interface SpeechStreamSummary {
   requestId: string;
   transport: TransportName;
   /** Transport that served each segment, in order. */
-  segments: (SegmentResult & { waterfall: SegmentWaterfall })[];
+  segments: StreamSegmentResult[];
   units: number;
+  /**
+   * Units charged a second time by failover: a segment whose audio had begun
+   * on the failed transport (realtime commits the charge at the first audio,
+   * spec 6 rule 4) is generated again, and charged again, by the fallback.
+   * Zero without failover, and whenever the realtime request could resume.
+   */
+  rechargedUnits: number;
   bytes: number;
   retries: number;
   resumed: number;
@@ -107,14 +114,22 @@ export interface SpeechStreamOptions {
 export interface SpeechStreamEventMap {
   ready: [ReadyInfo];
   'first-audio': [{ ttfaMs: number }];
-  segment: [SegmentResult & { waterfall: SegmentWaterfall }];
+  segment: [StreamSegmentResult];
   usage: [UsageInfo];
   warning: [{ code: string; message: string }];
   discontinuity: [{ segmentId: string; droppedBytes: number }];
   resumed: [{ attempt: number; requestId: string; pendingSegments: string[] }];
   retry: [{ attempt: number; error: VoxpipeError; delayMs: number }];
-  failover: [{ from: TransportName; to: TransportName; pendingSegments: string[]; error: VoxpipeError }];
+  /** `recharged`: pending segments whose audio had begun, which the new transport generates and charges again. */
+  failover: [{ from: TransportName; to: TransportName; pendingSegments: string[]; recharged: string[]; error: VoxpipeError }];
 }
+
+/** One segment of the summary. */
+export type StreamSegmentResult = SegmentResult & {
+  waterfall: SegmentWaterfall;
+  /** Units of this segment charged again after a failover (see `rechargedUnits`); absent when none. */
+  recharged?: number;
+};
 
 interface SegmentState {
   segmentId: string;
@@ -124,6 +139,8 @@ interface SegmentState {
   attemptBytes: number;
   delivered: number;
   completed: boolean;
+  /** Its audio had begun on a transport that failed: the fallback charges it again. */
+  recharged: boolean;
   waterfall: SegmentWaterfall;
 }
 
@@ -161,7 +178,7 @@ export class SpeechStream extends Duplex {
   readonly #t0 = performance.now();
   readonly #segments: SegmentState[] = [];
   readonly #bySegmentId = new Map<string, SegmentState>();
-  readonly #results: (SegmentResult & { waterfall: SegmentWaterfall })[] = [];
+  readonly #results: StreamSegmentResult[] = [];
   readonly #maxChars: number;
   readonly #maxAudio: number;
   readonly #prefix: string;
@@ -265,7 +282,7 @@ export class SpeechStream extends Duplex {
       this.#attach(next);
       this.#failovers++;
       const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
-      this.emit('failover', { from: failed.name, to: next.name, pendingSegments: [], error });
+      this.emit('failover', { from: failed.name, to: next.name, pendingSegments: [], recharged: [], error });
       return next.open(this.#opts.signal);
     }
   }
@@ -348,6 +365,7 @@ export class SpeechStream extends Duplex {
       text,
       emittedBytes: 0,
       attemptBytes: 0,
+      recharged: false,
       delivered: 0,
       completed: false,
       waterfall: { segmentId, characters: text.length, textReceivedMs: this.#now() },
@@ -383,7 +401,7 @@ export class SpeechStream extends Duplex {
     const wire = (result as { waterfall?: { sentMs?: number; inputAckMs?: number } }).waterfall;
     if (wire?.sentMs !== undefined) state.waterfall.wireSentMs = wire.sentMs - this.#t0;
     if (wire?.inputAckMs !== undefined) state.waterfall.inputAckMs = wire.inputAckMs - this.#t0;
-    const full = { ...result, audioBytes: state.emittedBytes, waterfall: state.waterfall };
+    const full: StreamSegmentResult = { ...result, audioBytes: state.emittedBytes, waterfall: state.waterfall, ...(state.recharged && { recharged: result.units }) };
     this.#results.push(full);
     this.#pendingChars = Math.max(0, this.#pendingChars - state.text.length);
     this.emit('segment', full);
@@ -416,12 +434,15 @@ export class SpeechStream extends Duplex {
       const next = fallback({ bytesEmitted: this.#bytes });
       if (next.name === failed.name) return false;
       const pending = this.#segments.filter((s) => !s.completed);
+      // Charged on the failed transport at its first audio: the fallback charges it again.
+      for (const s of pending) if (s.emittedBytes > 0 || s.attemptBytes > 0) s.recharged = true;
+      const recharged = pending.filter((s) => s.recharged).map((s) => s.segmentId);
       this.#failovers++;
       failed.removeAllListeners();
       void failed.abort(error).catch(() => undefined);
       this.#transport = next;
       this.#attach(next);
-      this.emit('failover', { from: failed.name, to: next.name, pendingSegments: pending.map((s) => s.segmentId), error });
+      this.emit('failover', { from: failed.name, to: next.name, pendingSegments: pending.map((s) => s.segmentId), recharged, error });
       const info = await next.open(this.#opts.signal);
       this.#ready ??= info;
       for (const s of pending) {
@@ -613,6 +634,7 @@ export class SpeechStream extends Duplex {
       transport: this.#ready?.transport ?? this.#transport.name,
       segments: [...this.#results],
       units: this.#results.reduce((n, r) => n + r.units, 0),
+      rechargedUnits: this.#results.reduce((n, r) => n + (r.recharged ?? 0), 0),
       bytes: this.#bytes,
       retries: this.#retries,
       resumed: this.#resumed,

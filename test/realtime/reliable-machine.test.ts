@@ -230,7 +230,6 @@ describe('failures that do not retry', () => {
     })),
     { name: 'a non-terminal, non-retryable error', input: { type: 'frame', event: ev.error(ErrorCode.emptySegment, false, false) }, code: ErrorCode.emptySegment, type: RealtimeServerError },
     { name: 'clean close 1000 before finish', input: { type: 'transport-closed', code: 1000, reason: '', wasClean: true }, code: 'connection_closed', type: ConnectionError },
-    { name: 'close 1011 (internal error)', input: { type: 'transport-closed', code: 1011, reason: '', wasClean: true }, code: 'connection_closed', type: ConnectionError },
   ];
   it.each(cases)('$name: fails with the code, no timer, no status read', ({ input, code, type }) => {
     const h = interrupted();
@@ -641,6 +640,34 @@ describe('finish', () => {
     const h = interrupted();
     h.frame(ev.warning('slow_down'));
     expect(emitted(h.port.take(), 'warning')).toEqual([{ type: 'warning', code: 'slow_down', message: 'slow_down' }]);
+  });
+});
+
+describe('close 1011 or 1001 after ready: the status route decides (no blind retry, no needless failover)', () => {
+  it.each([1011, 1001])('close %i, failed_retryable: resumes with retry_failed', (code) => {
+    const h = interrupted();
+    h.handle({ type: 'transport-closed', code, reason: '', wasClean: true });
+    expect(effects(h.port.take())).toEqual([`startTimer:${TimerId.backoff}`]);
+    h.handle({ type: 'timer', id: TimerId.backoff });
+    expect(effects(h.port.take())).toEqual([`fetchStatus:${REQUEST_ID}`]);
+    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('failed_retryable') } });
+    h.handle({ type: 'transport-opened' });
+    expect(sent(h.port.take())).toEqual([`start:${REQUEST_ID}:retry_failed`]);
+  });
+
+  it('close 1011, failed_terminal: fails with request_failed_terminal (failover may act)', () => {
+    const h = interrupted();
+    h.handle({ type: 'transport-closed', code: 1011, reason: '', wasClean: true }).handle({ type: 'timer', id: TimerId.backoff });
+    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('failed_terminal') } });
+    const error = emitted(h.port.take(), 'failed')[0]!.error;
+    expect(error).toBeInstanceOf(ResumeError);
+    expect(error.code).toBe(ResumeErrorCode.requestFailedTerminal);
+  });
+
+  it('close 1011 before any ready fails at once', () => {
+    const h = harness();
+    h.handle({ type: 'open' }).handle({ type: 'transport-opened' }).handle({ type: 'transport-closed', code: 1011, reason: '', wasClean: true });
+    expect(emitted(h.port.take(), 'failed')[0]!.error.code).toBe('connection_closed');
   });
 });
 

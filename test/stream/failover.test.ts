@@ -23,11 +23,17 @@ async function speak(transport: 'auto' | 'realtime' | 'sync') {
   // Small segments so the text spans several.
   const speech = await createSpeechStream(config, { format: 'pcm', transport, segmenter: { targetChars: 20, firstMinChars: 12 } });
   const failovers: string[] = [];
-  speech.on('failover', (f) => failovers.push(`${f.from}->${f.to}:${f.error.code}`));
+  const recharged: string[][] = [];
+  let resumed = 0;
+  speech.on('failover', (f) => {
+    failovers.push(`${f.from}->${f.to}:${f.error.code}`);
+    recharged.push(f.recharged);
+  });
+  speech.on('resumed', () => resumed++);
   speech.end(TEXT);
   const chunks: Buffer[] = [];
   for await (const c of speech) chunks.push(c as Buffer);
-  return { audio: Buffer.concat(chunks), summary: speech.summary(), failovers };
+  return { audio: Buffer.concat(chunks), summary: speech.summary(), failovers, recharged, resumed };
 }
 
 describe('auto failover', () => {
@@ -44,6 +50,14 @@ describe('auto failover', () => {
     const run = await speak('auto');
     server.faults.clear();
     expect(run.failovers).toEqual(['realtime->sync:provider_unavailable']);
+    // The segment cut mid-audio was charged on realtime at its first audio:
+    // sync charges it again, and the summary says so.
+    expect(run.recharged).toHaveLength(1);
+    expect(run.recharged[0]).toHaveLength(1);
+    const again = run.summary.segments.filter((s) => s.recharged !== undefined);
+    expect(again.map((s) => s.segmentId)).toEqual(run.recharged[0]);
+    expect(run.summary.rechargedUnits).toBe(again[0]!.units);
+    expect(run.summary.rechargedUnits).toBeGreaterThan(0);
     // Nothing missing, nothing repeated: byte for byte the fault-free audio.
     expect(run.audio.length).toBe(reference.audio.length);
     expect(run.audio.equals(reference.audio)).toBe(true);
@@ -54,6 +68,17 @@ describe('auto failover', () => {
     const ids = run.summary.segments.map((s) => s.segmentId);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toEqual([...ids].sort((x, y) => Number(x.split('-').pop()) - Number(y.split('-').pop())));
+  });
+
+  it('close 1011 mid-segment: the status route says resumable, so it resumes instead of failing over (no second charge)', async () => {
+    const reference = await speak('realtime');
+    server.faults.set({ realtimeClose: { afterAudioFrames: 3, code: 1011 } });
+    const run = await speak('auto');
+    server.faults.clear();
+    expect(run.failovers).toEqual([]);
+    expect(run.resumed).toBe(1);
+    expect(run.summary.rechargedUnits).toBe(0);
+    expect(run.audio.equals(reference.audio)).toBe(true);
   });
 
   it('starts over sync when the realtime service cannot be reached at all', async () => {

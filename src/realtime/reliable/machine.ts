@@ -391,7 +391,14 @@ export class ReliableMachine {
         retryable,
         requestId: this.requestId,
       });
-    if (retryable) this.#retry(failure);
+    // Spec 7.7 retries automatically only on 1012/1013. A close that says
+    // nothing about the request (1011 internal error, 1001 going away) after
+    // `ready` is not retried blindly either: the status route decides. Its
+    // `failed_retryable` is the service's own word that the request may go
+    // on, and resuming keeps the segments already charged from being
+    // generated (and charged) again by a failover.
+    const askStatus = !retryable && !error && this.#ready !== undefined && (code === CloseCode.internalError || code === CloseCode.goingAway);
+    if (retryable || askStatus) this.#retry(failure);
     else this.#fail(failure);
   }
 
