@@ -15,7 +15,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { EventEmitter } from 'eventemitter3';
-import { AbortError, ConnectionError, RealtimeServerError, VoxpipeError } from '../errors.js';
+import { AbortError, ConnectionError, RealtimeServerError, TimeoutError, VoxpipeError } from '../errors.js';
 import type { AudioChunk } from '../protocol/audio.js';
 import { CloseCode, ErrorCode, FinishReason, Mode } from '../protocol/constants.js';
 import type { AudioEvent, ServerEvent, StartEvent, StartRequest } from '../protocol/events.js';
@@ -41,6 +41,10 @@ export interface SimpleSessionOptions {
   keepAliveMs?: number;
   /** `audio` frames held while an earlier `sequence` is missing; default 16. */
   reorderWindowFrames?: number;
+  /** `start` to `ready`; default 10_000 ms. */
+  startTimeoutMs?: number;
+  /** After the commit, longest silence (no frame) before failing with a retryable TimeoutError; default 20_000 ms. Not while paused. */
+  progressTimeoutMs?: number;
   /** Aborts the session (as `abort()`). */
   signal?: AbortSignal;
 }
@@ -73,6 +77,9 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   #ready: ReadyInfo | undefined;
   #requestId: string;
   #paused = false;
+  /** The deadline of the current wait on the server (`ready`, then frames after the commit). */
+  #watchdog: NodeJS.Timeout | undefined;
+  #lastFrameAt = 0;
   /** Puts `audio` frames back in `sequence` order. */
   readonly #order: AudioOrder<AudioEvent>;
   /** Every segment given to `send()`, in order. */
@@ -133,6 +140,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
         if (this.#opts.requestId !== undefined) start.request_id = this.#opts.requestId;
         this.#phase = Phase.starting;
         connection.send(start);
+        this.#watch();
       },
       (err: unknown) => this.#fail(asVoxpipeError(err)),
     );
@@ -177,11 +185,13 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   pause(): void {
     this.#paused = true;
     this.#connection?.pause();
+    this.#watch();
   }
 
   resume(): void {
     this.#paused = false;
     this.#connection?.resume();
+    this.#watch();
   }
 
   pending(): SegmentInput[] {
@@ -211,10 +221,37 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
     if (this.#endWaiter && this.#inputs === this.#sent.length - 1) {
       connection.send({ event: 'input', event_id: this.#nextEventId(), text: this.#sent[this.#inputs++]!.text, commit: true });
       this.#phase = Phase.committed;
+      this.#watch();
     }
   }
 
+  /**
+   * Keep one deadline while the server owes a frame: `ready` after `start`
+   * (startTimeoutMs), then any frame after the commit (progressTimeoutMs).
+   * Every frame but `pong` moves it; a paused reader stops it.
+   */
+  #watch(): void {
+    clearTimeout(this.#watchdog);
+    this.#watchdog = undefined;
+    const waiting = this.#phase === Phase.starting ? (this.#opts.startTimeoutMs ?? 10_000) : this.#phase === Phase.committed ? (this.#opts.progressTimeoutMs ?? 20_000) : 0;
+    if (waiting <= 0 || this.#paused) return;
+    this.#lastFrameAt = performance.now();
+    const check = (): void => {
+      const left = this.#lastFrameAt + waiting - performance.now();
+      if (left > 0) {
+        this.#watchdog = setTimeout(check, left);
+        return;
+      }
+      this.#watchdog = undefined;
+      const what = this.#phase === Phase.starting ? 'ready' : 'audio or finish';
+      this.#fail(new TimeoutError(`no ${what} from the server within ${waiting} ms`, { retryable: true, requestId: this.#requestId || undefined }));
+    };
+    this.#watchdog = setTimeout(check, waiting);
+    this.#watchdog.unref?.();
+  }
+
   #onEvent(event: ServerEvent): void {
+    if (event.event !== 'pong') this.#lastFrameAt = performance.now();
     switch (event.event) {
       case 'ready': {
         if (this.#phase !== Phase.starting) return;
@@ -222,6 +259,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
         this.#requestId = event.request_id;
         this.#timings.readyMs = performance.now();
         this.#phase = Phase.running;
+        this.#watch();
         this.emit('ready', this.#ready);
         this.#openWaiter?.resolve(this.#ready);
         this.#pumpInputs();
@@ -303,6 +341,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   #finish(units: number): void {
     this.#units = units;
     this.#phase = Phase.done;
+    clearTimeout(this.#watchdog);
     this.#connection?.close(CloseCode.normal, 'done');
     this.#summary = this.#buildSummary();
     this.#unlinkSignal?.();
@@ -316,6 +355,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   /** `end()` with nothing sent: nothing to generate. */
   #finishEmpty(): void {
     this.#phase = Phase.done;
+    clearTimeout(this.#watchdog);
     this.#connection?.close(CloseCode.normal, 'nothing to say');
     this.#summary = this.#buildSummary();
     this.#unlinkSignal?.();
@@ -325,6 +365,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   #fail(error: VoxpipeError): void {
     if (this.#phase === Phase.done || this.#phase === Phase.failed) return;
     this.#phase = Phase.failed;
+    clearTimeout(this.#watchdog);
     this.#error = error;
     this.#connection?.close(CloseCode.normal, error instanceof AbortError ? 'aborted' : 'failed');
     this.#unlinkSignal?.();

@@ -121,9 +121,9 @@ function speak(ws: WebSocket, b: Misbehaviour, authorization: string, segmentInd
     const eventId = String(m['event_id'] ?? '');
     switch (m['event']) {
       case 'start': {
-        requestId = String(m['request_id']);
+        requestId = String(m['request_id'] ?? 'simple-request');
         const request = m['request'] as Record<string, unknown>;
-        send('ready', { mode: 'reliable', request_id: requestId, session_id: 'hs', provider: 'hostile', model: request['model'], voice_id: request['voice_id'], format: 'pcm', sample_rate: 24_000, channels: 1, bit_depth: 16 }, eventId);
+        send('ready', { mode: m['mode'] ?? 'simple', request_id: requestId, session_id: 'hs', provider: 'hostile', model: request['model'], voice_id: request['voice_id'], format: 'pcm', sample_rate: 24_000, channels: 1, bit_depth: 16 }, eventId);
         if (b.failAfterReady) ws.close(1012, 'restarting');
         else if (b.echoKey) {
           send('error', { request_id: authorization, code: `bad_${authorization}`, message: `refused ${authorization}`, retryable: false, terminal: true, stage: authorization, path: `request.${authorization}` }, eventId);
@@ -132,6 +132,14 @@ function speak(ws: WebSocket, b: Misbehaviour, authorization: string, segmentInd
           send('error', { request_id: requestId, code: '', message: 'something failed', retryable: false, terminal: true }, eventId);
           ws.close(1000);
         }
+        return;
+      }
+      case 'input': {
+        // Simple mode: speak once the request is committed.
+        if (b.silentAfterText || m['commit'] === false) return;
+        const frames = audioOf(0);
+        frames.forEach((audio, i) => send('audio', { request_id: requestId, session_id: 'hs', segment_id: 'simple-1', sequence: i + 1, audio, format: 'pcm' }));
+        send('finish', { request_id: requestId, session_id: 'hs', reason: 'completed', units: 1 });
         return;
       }
       case 'text':

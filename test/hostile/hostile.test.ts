@@ -8,6 +8,7 @@ import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResumeError, TimeoutError, VoxpipeError } from '../../src/errors.js';
 import { ReliableSession, type ReliableSessionOptions } from '../../src/realtime/reliable/session.js';
+import { SimpleSession } from '../../src/realtime/simple-session.js';
 import { startServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
 import { createTransport } from '../../src/speech.js';
@@ -153,6 +154,31 @@ describe('hostile server', () => {
   it('an error with an empty code gets a stable code and keeps the raw value', async () => {
     const out = await drive(session(await serve(() => ({ emptyErrorCode: true }))));
     expect(out.error).toMatchObject({ code: 'server_error', details: { rawCode: '' } });
+  });
+
+  it('simple mode: a server silent after the commit fails with a retryable TimeoutError within its deadline', async () => {
+    const server = await serve(() => ({ silentAfterText: true }));
+    const simple = new SimpleSession({ wsUrl: server.wsUrl, apiKey: API_KEY, request: { voice_id: VOICE, model: 'svc-s21pro-flash', format: 'pcm' }, progressTimeoutMs: 200 });
+    const started = performance.now();
+    await simple.open();
+    const sent = simple.send({ segmentId: 's1', text: 'Hello there.' }).catch((e: unknown) => e);
+    const error = await simple.end().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toMatchObject({ retryable: true });
+    expect(await sent).toBe(error);
+    expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
+  it('simple mode against a well-behaved hostile server completes (the harness speaks simple mode too)', async () => {
+    const server = await serve(() => ({}));
+    const simple = new SimpleSession({ wsUrl: server.wsUrl, apiKey: API_KEY, request: { voice_id: VOICE, model: 'svc-s21pro-flash', format: 'pcm' }, progressTimeoutMs: 200 });
+    const chunks: Buffer[] = [];
+    simple.on('audio', (c) => chunks.push(c.data));
+    await simple.open();
+    const sent = simple.send({ segmentId: 's1', text: 'Hello there.' });
+    await simple.end();
+    await sent;
+    expect(Buffer.concat(chunks).equals(Buffer.concat(audioOf(0)))).toBe(true);
   });
 
   it('a server that never answers: SpeechStream resumes, then fails over to HTTP, nothing lost or repeated', async () => {
