@@ -55,3 +55,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
   if (env['VOXPIPE_RT_HTTP_URL']) given.rtHttpUrl = env['VOXPIPE_RT_HTTP_URL'];
   return { apiKey, ...deriveUrls(baseUrl, given) };
 }
+
+/** The API key of the reference server's development account (`DEV_API_KEY` of `voxpipe/server`). */
+export const LOCAL_DEV_API_KEY = 'sk-local-dev';

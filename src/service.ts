@@ -4,8 +4,10 @@
  * in-process on a free loopback port (the embedded default). The CLI and the
  * examples start this way, so they run with no configuration.
  */
-import { configFromEnv, type ServiceConfig } from './config.js';
-import { DEV_API_KEY, startServer, type ReferenceServer } from './server/index.js';
+import { configFromEnv, LOCAL_DEV_API_KEY, type ServiceConfig } from './config.js';
+// Types only: `import 'voxpipe'` must not load the reference server (about
+// 110 modules); `openService()` imports it on demand when nothing is configured.
+import type { ReferenceServer } from './server/index.js';
 
 export interface Service {
   config: ServiceConfig;
@@ -24,7 +26,7 @@ export interface OpenServiceOptions {
 }
 
 /** The `ServiceConfig` that reaches a running reference server with `apiKey` (default the dev key). */
-export function serviceConfigOf(server: Pick<ReferenceServer, 'baseUrl' | 'rootUrl' | 'wsUrl' | 'rtHttpUrl'>, apiKey: string = DEV_API_KEY): ServiceConfig {
+export function serviceConfigOf(server: Pick<ReferenceServer, 'baseUrl' | 'rootUrl' | 'wsUrl' | 'rtHttpUrl'>, apiKey: string = LOCAL_DEV_API_KEY): ServiceConfig {
   return { apiKey, baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl };
 }
 
@@ -32,7 +34,8 @@ export async function openService(options: OpenServiceOptions = {}): Promise<Ser
   const env = options.env ?? process.env;
   const config = configFromEnv(env);
   if (config) return { config, embedded: undefined, close: async () => undefined };
-  const apiKey = env['VOXPIPE_API_KEY'] || DEV_API_KEY;
+  const apiKey = env['VOXPIPE_API_KEY'] || LOCAL_DEV_API_KEY;
+  const { startServer } = await import('./server/index.js');
   const server = await startServer({
     engine: options.engine ?? 'auto',
     accounts: [{ apiKey, userId: 'local-dev' }],

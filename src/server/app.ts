@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { registerSecret } from '../errors.js';
+import { LOCAL_DEV_API_KEY } from '../config.js';
 import { createEngine, type EngineChoice } from './engines/index.js';
 import { supportedFormats } from './audio/encoder.js';
 import { newId, type ServerContext, type ServerUrls } from './context.js';
@@ -30,8 +31,8 @@ export interface AccountSeed {
   webhookUrl?: string;
 }
 
-/** The documented development key, used when VOXPIPE_API_KEY is not set. */
-export const DEV_API_KEY = 'sk-local-dev';
+/** The documented development key, used when VOXPIPE_API_KEY is not set (`LOCAL_DEV_API_KEY` of `voxpipe`). */
+export const DEV_API_KEY = LOCAL_DEV_API_KEY;
 
 export interface ServerOptions {
   /** Default 127.0.0.1. */

@@ -1,0 +1,41 @@
+/**
+ * `import 'voxpipe'` loads the client only: the reference server (about 110
+ * modules) is imported on demand by `openService()` when nothing is
+ * configured (issue 11). Checked on the built package, as a consumer loads it.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const hooks = pathToFileURL(join(root, 'test/package/load-hooks.mjs')).href;
+
+function modulesLoadedBy(code: string): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'voxpipe-load-'));
+  const log = join(dir, 'load.log');
+  try {
+    execFileSync(process.execPath, ['--import', `data:text/javascript,import{register}from"node:module";register(${JSON.stringify(hooks)});`, '--input-type=module', '-e', code], {
+      env: { ...process.env, LOAD_LOG: log },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    return readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('import cost', () => {
+  it("import('voxpipe') loads no module of the reference server", () => {
+    const loaded = modulesLoadedBy(`await import(${JSON.stringify(pathToFileURL(join(root, 'dist/index.js')).href)})`);
+    expect(loaded.some((u) => u.includes('/dist/index.js'))).toBe(true);
+    expect(loaded.filter((u) => u.includes('/dist/server/'))).toEqual([]);
+  });
+
+  it("import('voxpipe/server') does load it (the check can fail)", () => {
+    const loaded = modulesLoadedBy(`await import(${JSON.stringify(pathToFileURL(join(root, 'dist/server/index.js')).href)})`);
+    expect(loaded.filter((u) => u.includes('/dist/server/')).length).toBeGreaterThan(50);
+  });
+});
