@@ -5,8 +5,6 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Integration tests start real servers on port 0; two cores on CI.
     pool: 'forks',
-    // Tests that prove a deadline survives garbage collection call gc().
-    execArgv: ['--expose-gc'],
     testTimeout: 30_000, // 30 s: espeak warm-up and ffmpeg on a slow CI machine
     hookTimeout: 30_000,
   },
