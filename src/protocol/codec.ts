@@ -33,65 +33,14 @@ import { LIMITS } from './limits.js';
 import { inspectShape } from './msgpack-shape.js';
 import { INVALID_SERVER_FRAME, readServerEvent, type ReadResult } from './server-reader.js';
 
-const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * Decoder whose strings must be valid UTF-8. `@msgpack/msgpack` replaces bad
- * sequences with U+FFFD; the spec requires rejecting them, so string bytes are
- * checked with a fatal TextDecoder first (test/protocol/codec.test.ts pins this).
- */
-class StrictUtf8Decoder extends Decoder<undefined> {
-  constructor() {
-    super({
-      maxStrLength: LIMITS.maxFrameBytes,
-      maxBinLength: LIMITS.maxFrameBytes,
-      maxArrayLength: 4_096,
-      maxMapLength: 64,
-      maxExtLength: 0,
-    });
-  }
-}
-/** The parts of `@msgpack/msgpack`'s Decoder internals the hook below relies on (pinned by the tests). */
-interface DecoderInternals {
-  bytes: Uint8Array;
-  pos: number;
-  stateIsMapKey(): boolean;
-}
-const proto = StrictUtf8Decoder.prototype as unknown as {
-  decodeUtf8String(this: DecoderInternals, byteLength: number, headerOffset: number): string;
-};
-const baseDecodeUtf8 = proto.decodeUtf8String;
-/** Below this many bytes a JS loop finds all-ASCII strings faster than a TextDecoder call (bench/codec.mjs). */
-const ASCII_LOOP_MAX_BYTES = 64;
-
-/** True when `bytes[start, end)` holds only ASCII, which is always valid UTF-8. */
-function isAscii(bytes: Uint8Array, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) if (bytes[i]! >= 0x80) return false;
-  return true;
-}
-
-proto.decodeUtf8String = function (byteLength, headerOffset) {
-  const start = this.pos + headerOffset;
-  const end = start + byteLength;
-  if (byteLength > 0 && end <= this.bytes.byteLength) {
-    // Ids, keys and enum values are short ASCII: checking them in JS skips
-    // ~26 TextDecoder calls per audio event (about 2 us of a 6 us decode).
-    if (byteLength > ASCII_LOOP_MAX_BYTES || !isAscii(this.bytes, start, end)) {
-      try {
-        fatalUtf8.decode(this.bytes.subarray(start, end));
-      } catch {
-        throw new ProtocolError(ErrorCode.invalidMessage, 'string is not valid UTF-8');
-      }
-    }
-  }
-  const text = baseDecodeUtf8.call(this, byteLength, headerOffset);
-  // The library refuses this key too, but with a generic error that would read
-  // as malformed MessagePack; it is a well-formed frame with a forbidden field.
-  if (text === '__proto__' && this.stateIsMapKey()) {
-    throw new ProtocolError(ErrorCode.invalidMessage, 'forbidden key __proto__', '__proto__');
-  }
-  return text;
-};
+/** Bounded by the limits; UTF-8 and `__proto__` keys are checked by the pre-scan (msgpack-shape.ts). */
+const decoder = new Decoder({
+  maxStrLength: LIMITS.maxFrameBytes,
+  maxBinLength: LIMITS.maxFrameBytes,
+  maxArrayLength: 4_096,
+  maxMapLength: 64,
+  maxExtLength: 0,
+});
 
 /** Own keys of every decoded map in `value` (maps decode to plain objects). */
 function countDecodedKeys(value: unknown): number {
@@ -109,7 +58,6 @@ function countDecodedKeys(value: unknown): number {
   return n;
 }
 
-const decoder = new StrictUtf8Decoder();
 const encoder = new Encoder({ ignoreUndefined: true });
 
 /** Encode an event (client or server) as one MessagePack frame. */
@@ -125,6 +73,9 @@ export function decodeMap(bytes: Uint8Array): Record<string, unknown> {
   const shape = inspectShape(bytes, LIMITS.maxDepth, LIMITS.maxFrameValues);
   const problem = shape.problem;
   if (problem === 'not_a_map') throw new ProtocolError(ErrorCode.invalidMessage, 'frame is not a MessagePack map');
+  // Well-formed MessagePack with content the protocol forbids.
+  if (problem === 'invalid_utf8') throw new ProtocolError(ErrorCode.invalidMessage, 'string is not valid UTF-8');
+  if (problem === 'forbidden_key') throw new ProtocolError(ErrorCode.invalidMessage, 'forbidden key __proto__', '__proto__');
   if (problem !== null) throw new ProtocolError(ErrorCode.invalidMessagepack, `malformed MessagePack (${problem.replaceAll('_', ' ')})`);
   let value: unknown;
   try {

@@ -2,11 +2,46 @@
  * A structural pre-scan of a MessagePack frame: walks type bytes and lengths
  * without building values, so a hostile frame (deep nesting, huge declared
  * lengths, a million tiny containers) is refused before the decoder allocates
- * anything for it.
+ * anything for it. It also checks what the decoder would let through: every
+ * string must be valid UTF-8 (`@msgpack/msgpack` replaces bad sequences with
+ * U+FFFD; the spec requires refusing them), and no map key may be
+ * `__proto__`. Doing it here keeps the codec on the decoder's public options
+ * only.
  */
 
 /** Why a frame failed the scan, or null when it is well-formed within limits. */
-export type ShapeProblem = 'truncated' | 'too_deep' | 'trailing_bytes' | 'reserved_type' | 'not_a_map' | 'too_many_values';
+export type ShapeProblem = 'truncated' | 'too_deep' | 'trailing_bytes' | 'reserved_type' | 'not_a_map' | 'too_many_values' | 'invalid_utf8' | 'forbidden_key';
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+/** Below this many bytes a JS loop finds all-ASCII strings faster than a TextDecoder call (bench/codec.mjs). */
+const ASCII_LOOP_MAX_BYTES = 64;
+/** `__proto__` as UTF-8. */
+const PROTO_KEY = [0x5f, 0x5f, 0x70, 0x72, 0x6f, 0x74, 0x6f, 0x5f, 0x5f];
+
+function isValidUtf8(bytes: Uint8Array, start: number, end: number): boolean {
+  if (end - start <= ASCII_LOOP_MAX_BYTES) {
+    let ascii = true;
+    for (let i = start; i < end; i++) {
+      if (bytes[i]! >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) return true;
+  }
+  try {
+    fatalUtf8.decode(bytes.subarray(start, end));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isProtoKey(bytes: Uint8Array, start: number, end: number): boolean {
+  if (end - start !== PROTO_KEY.length) return false;
+  for (let i = 0; i < PROTO_KEY.length; i++) if (bytes[start + i] !== PROTO_KEY[i]) return false;
+  return true;
+}
 
 /** What `inspectShape` learnt about a frame. */
 export interface ShapeReport {
@@ -36,17 +71,22 @@ export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Nu
   const isMap = (first >= 0x80 && first <= 0x8f) || first === 0xde || first === 0xdf;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let pos = 0;
-  // Values still to read at each open container level.
+  // Values still to read at each open container level, and whether it is a map.
   const pending: number[] = [1];
+  const inMap: boolean[] = [false];
   const len = bytes.length;
 
   const need = (n: number): boolean => pos + n <= len;
   while (pending.length > 0) {
-    if (pending[pending.length - 1] === 0) {
+    const left = pending[pending.length - 1]!;
+    if (left === 0) {
       pending.pop();
+      inMap.pop();
       continue;
     }
-    pending[pending.length - 1]!--;
+    // A map's children alternate key, value: with an even count left, a key comes.
+    const isKey = inMap[inMap.length - 1]! && left % 2 === 0;
+    pending[pending.length - 1] = left - 1;
     if (!need(1)) return fail('truncated');
     // Counting every value bounds the objects the decoder will build: a 1 MiB
     // frame of empty maps would otherwise become a million objects.
@@ -55,22 +95,28 @@ export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Nu
     let children = 0;
     let skip = 0;
     let container = false;
+    let map = false;
+    let str = false;
     if (b <= 0x7f || b >= 0xe0 || b === 0xc0 || b === 0xc2 || b === 0xc3) {
       // fixint, nil, bool
     } else if (b >= 0x80 && b <= 0x8f) {
       children = (b & 0x0f) * 2;
       report.mapEntries += b & 0x0f;
       container = true;
+      map = true;
     } else if (b >= 0x90 && b <= 0x9f) {
       children = b & 0x0f;
       container = true;
     }
-    else if (b >= 0xa0 && b <= 0xbf) skip = b & 0x1f;
+    else if (b >= 0xa0 && b <= 0xbf) {
+      skip = b & 0x1f;
+      str = true;
+    }
     else {
       switch (b) {
-        case 0xc4: case 0xd9: if (!need(1)) return fail('truncated'); skip = bytes[pos]!; pos += 1; break;
-        case 0xc5: case 0xda: if (!need(2)) return fail('truncated'); skip = view.getUint16(pos); pos += 2; break;
-        case 0xc6: case 0xdb: if (!need(4)) return fail('truncated'); skip = view.getUint32(pos); pos += 4; break;
+        case 0xc4: case 0xd9: if (!need(1)) return fail('truncated'); skip = bytes[pos]!; pos += 1; str = b === 0xd9; break;
+        case 0xc5: case 0xda: if (!need(2)) return fail('truncated'); skip = view.getUint16(pos); pos += 2; str = b === 0xda; break;
+        case 0xc6: case 0xdb: if (!need(4)) return fail('truncated'); skip = view.getUint32(pos); pos += 4; str = b === 0xdb; break;
         case 0xc7: if (!need(2)) return fail('truncated'); skip = bytes[pos]! + 1; pos += 1; break;
         case 0xc8: if (!need(3)) return fail('truncated'); skip = view.getUint16(pos) + 1; pos += 2; break;
         case 0xc9: if (!need(5)) return fail('truncated'); skip = view.getUint32(pos) + 1; pos += 4; break;
@@ -87,13 +133,17 @@ export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Nu
         case 0xd8: skip = 17; break;
         case 0xdc: if (!need(2)) return fail('truncated'); children = view.getUint16(pos); pos += 2; container = true; break;
         case 0xdd: if (!need(4)) return fail('truncated'); children = view.getUint32(pos); pos += 4; container = true; break;
-        case 0xde: if (!need(2)) return fail('truncated'); children = view.getUint16(pos) * 2; pos += 2; report.mapEntries += children / 2; container = true; break;
-        case 0xdf: if (!need(4)) return fail('truncated'); children = view.getUint32(pos) * 2; pos += 4; report.mapEntries += children / 2; container = true; break;
+        case 0xde: if (!need(2)) return fail('truncated'); children = view.getUint16(pos) * 2; pos += 2; report.mapEntries += children / 2; container = true; map = true; break;
+        case 0xdf: if (!need(4)) return fail('truncated'); children = view.getUint32(pos) * 2; pos += 4; report.mapEntries += children / 2; container = true; map = true; break;
         default: return fail('reserved_type'); // 0xc1
       }
     }
     if (skip > 0) {
       if (!need(skip)) return fail('truncated');
+      if (str) {
+        if (!isValidUtf8(bytes, pos, pos + skip)) return fail('invalid_utf8');
+        if (isKey && isProtoKey(bytes, pos, pos + skip)) return fail('forbidden_key');
+      }
       pos += skip;
     }
     if (container) {
@@ -103,7 +153,10 @@ export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Nu
       // pending holds the root slot plus one entry per open container, so its
       // length is this container's nesting level (the top map is level 1).
       if (pending.length > maxDepth) return fail('too_deep');
-      if (children > 0) pending.push(children);
+      if (children > 0) {
+        pending.push(children);
+        inMap.push(map);
+      }
     }
   }
   if (pos !== len) return fail('trailing_bytes');
