@@ -4,7 +4,7 @@
  *
  *   npx tsx examples/barge-in.ts
  */
-import { createSpeechStream, openService, sinks } from '../src/index.js';
+import { createSpeechStream, openService, sinks } from 'voxpipe';
 
 const LONG =
   'Let me walk you through the whole process step by step. First, open the settings page. ' +

@@ -8,7 +8,7 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createSpeechStream, openService, sinks } from '../src/index.js';
+import { createSpeechStream, openService, sinks } from 'voxpipe';
 
 const ANSWER =
   'Sure! Here is a short answer. Streaming speech starts talking as soon as the first clause is ready, ' +

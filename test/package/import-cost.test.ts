@@ -39,3 +39,10 @@ describe('import cost', () => {
     expect(loaded.filter((u) => u.includes('/dist/server/')).length).toBeGreaterThan(50);
   });
 });
+
+describe('CommonJS consumers', () => {
+  it("require('voxpipe') works on Node >= 20.19 (require of ESM, through the default export condition)", () => {
+    const out = execFileSync(process.execPath, ['-e', "const v = require('voxpipe'); process.stdout.write(typeof v.createSpeechStream + ' ' + typeof require('voxpipe/server').startServer)"], { cwd: root, encoding: 'utf8' });
+    expect(out).toBe('function function');
+  });
+});
