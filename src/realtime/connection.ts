@@ -20,6 +20,9 @@ import { LIMITS } from '../protocol/limits.js';
 import { IGNORED_SERVER_EVENT, INVALID_SERVER_FRAME } from '../protocol/server-reader.js';
 import { handshakeError } from './handshake.js';
 
+/** Longest wait for the peer's close frame after our own before the socket is cut. */
+const CLOSE_GRACE_MS = 1_000;
+
 /** How a connection ended. */
 export interface CloseInfo {
   /** WebSocket close code; 1006 when the transport dropped without a close frame. */
@@ -148,7 +151,15 @@ class Connection implements RealtimeConnection {
 
   close(code: number = CloseCode.normal, reason = ''): void {
     if (this.#closed) return;
-    this.#ws.close(code, reason);
+    // A paused socket (the reader was slow) would never read the peer's
+    // close frame, and ws then waits 30 s before it lets the socket go,
+    // keeping the process alive: read again, and give the handshake at most
+    // CLOSE_GRACE_MS before cutting the socket.
+    const ws = this.#ws;
+    ws.resume();
+    ws.close(code, reason);
+    const grace = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS);
+    ws.once('close', () => clearTimeout(grace));
     this.#end({ code, reason, wasClean: true });
   }
 
