@@ -106,7 +106,22 @@ async function run(argv: string[], io: Io, incremental: boolean): Promise<number
     speech.on('warning', (w) => note(io, `warning ${w.code}: ${w.message}`));
     const { sink, where } = await openSink(speech, values.out, io);
     const input = incremental ? io.stdin : Readable.from([text!]);
-    await pipeline(input, speech, sink);
+    // Ctrl-C: stop speaking, let the sink finish (a WAV gets its sizes
+    // patched to what was written), say what was kept, exit 130.
+    let stopListening: (() => void) | undefined;
+    const interrupted = new Promise<'interrupted'>((resolve) => {
+      stopListening = io.onInterrupt?.(() => resolve('interrupted'));
+    });
+    const piped = pipeline(input, speech, sink).then(() => 'done' as const);
+    const outcome = await Promise.race([piped, interrupted]).finally(() => stopListening?.());
+    if (outcome === 'interrupted') {
+      piped.catch(() => undefined);
+      await speech.interrupt();
+      const kept = await sink.done.catch(() => undefined);
+      (input as Readable).destroy?.();
+      note(io, where === 'speakers' || where === '-' ? 'interrupted' : `interrupted; kept ${where} (${kept?.bytesIn ?? 0} bytes of audio)`);
+      return ExitCode.interrupted;
+    }
     await sink.done;
     const s = speech.summary();
     if (values.json) {

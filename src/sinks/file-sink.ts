@@ -55,7 +55,10 @@ export abstract class FileSink extends BaseSink {
     const file = this.handle;
     this.handle = undefined;
     if (!file) return callback(error);
-    file.close().then(
+    // Destroyed before end() (an abort, a failed pipeline): still leave a file
+    // that says what it holds (a WAV's sizes patched to the data written).
+    const finish = this.writableFinished ? Promise.resolve() : this.epilogue(file).catch(() => undefined);
+    finish.then(() => file.close()).then(
       () => callback(error),
       (closeError: unknown) => callback(error ?? sinkError(`cannot close ${this.path}`, closeError)),
     );
