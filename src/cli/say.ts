@@ -7,6 +7,7 @@
  * Without --out the audio plays on the speakers; where no audio device can
  * be opened it goes to a WAV file and a note says where.
  */
+import { stat } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -44,7 +45,10 @@ export interface SayJson {
   mode: string;
   format: AudioFormat;
   sampleRate: number;
+  /** Bytes at the destination: the file's size with `--out FILE` (after any transcoding), else the audio bytes. */
   bytes: number;
+  /** Audio bytes received from the service, in `format`. */
+  audioBytes: number;
   segments: number;
   ttfaMs: number | null;
   totalMs: number;
@@ -124,6 +128,8 @@ async function run(argv: string[], io: Io, incremental: boolean): Promise<number
     }
     await sink.done;
     const s = speech.summary();
+    const isFile = where !== 'speakers' && where !== '-';
+    const bytes = isFile ? (await stat(where)).size : s.bytes;
     if (values.json) {
       const line: SayJson = {
         requestId: s.requestId,
@@ -131,7 +137,8 @@ async function run(argv: string[], io: Io, incremental: boolean): Promise<number
         mode: s.ready?.mode ?? mode,
         format: s.ready?.format ?? format,
         sampleRate: s.ready?.sampleRate ?? 0,
-        bytes: s.bytes,
+        bytes,
+        audioBytes: s.bytes,
         segments: s.segments.length,
         ttfaMs: s.waterfall.ttfaMs === undefined ? null : round(s.waterfall.ttfaMs),
         totalMs: round(performance.now() - started),
@@ -142,8 +149,9 @@ async function run(argv: string[], io: Io, incremental: boolean): Promise<number
         out: where,
       };
       io.stdout.write(`${JSON.stringify(line)}\n`);
-    } else if (where !== 'speakers' && where !== '-') {
-      note(io, `wrote ${where} (${s.bytes} bytes of ${s.ready?.format ?? format}, ${s.segments.length} segments)`);
+    } else if (isFile) {
+      const segments = s.segments.length === 1 ? '1 segment' : `${s.segments.length} segments`;
+      note(io, `wrote ${where} (${bytes} bytes; ${s.bytes} bytes of ${s.ready?.format ?? format} audio, ${segments})`);
     }
     return ExitCode.ok;
   } finally {

@@ -42,6 +42,17 @@ describe('voxpipe say', () => {
     for (const k of ['requestId', 'ttfaMs', 'totalMs']) expect(summary).toHaveProperty(k);
   });
 
+  it('--out x.wav from pcm audio: bytes is the WAV file size (header included), audioBytes the audio received', async () => {
+    const out = join(dir, 'container.wav');
+    const io = fakeIo(env());
+    expect(await main(['say', 'A short line for a WAV file.', '--format', 'pcm', '--out', out, '--json'], io)).toBe(0);
+    const summary = JSON.parse(io.out());
+    const size = (await stat(out)).size;
+    expect(summary.bytes).toBe(size);
+    expect(summary.audioBytes).toBeGreaterThan(0);
+    expect(size).toBe(44 + summary.audioBytes + (summary.audioBytes % 2));
+  });
+
   it('resumes after close 1012 mid-stream: same bytes as the fault-free run, and the summary counts it', async () => {
     const text = 'A sentence before the fault. Another one while it happens. And a last one after it.';
     const clean = join(dir, 'clean.pcm');
