@@ -28,6 +28,9 @@ export function deriveUrls(baseUrl: string, given: Partial<Omit<ServiceConfig, '
   } catch {
     throw new VoxpipeError('invalid_config', `VOXPIPE_BASE_URL is not a URL: ${baseUrl}`);
   }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new VoxpipeError('invalid_config', `VOXPIPE_BASE_URL must be an http or https URL (got ${url.protocol}); e.g. https://host/api/open/v1`);
+  }
   const base = baseUrl.replace(/\/+$/, '');
   const rootUrl = given.rootUrl ?? url.origin;
   const wsOrigin = url.origin.replace(/^http/, 'ws');

@@ -25,11 +25,71 @@ export function note(io: Io, text: string): void {
   io.stderr.write(`voxpipe: ${redact(text)}\n`);
 }
 
-/** The one stderr line of a failed command: names the error code first. */
-export function errorLine(err: unknown): string {
-  if (err instanceof VoxpipeError) return `voxpipe: error ${err.code}: ${err.message}`;
-  return `voxpipe: error internal_error: ${redact(err instanceof Error ? err.message : String(err))}`;
+/** Exit codes: 0 ok, 1 service, input or environment error, 2 usage error, 70 internal (a bug), 130 interrupted (Ctrl-C, 128 + SIGINT). */
+export const ExitCode = { ok: 0, error: 1, usage: 2, internal: 70, interrupted: 130 } as const;
+
+/** Where a bug in voxpipe is reported (printed with `internal_error`). */
+export const REPORT_BUGS = 'this is a bug in voxpipe; please report it with the command you ran';
+
+/** What a failure means for the user: the code of its line and the exit code. */
+export interface Failure {
+  code: string;
+  message: string;
+  exit: number;
 }
 
-/** Exit codes: 0 ok, 1 service or runtime error, 2 usage error, 70 internal, 130 interrupted (Ctrl-C, 128 + SIGINT). */
-export const ExitCode = { ok: 0, error: 1, usage: 2, internal: 70, interrupted: 130 } as const;
+const OUTPUT_ERRORS: ReadonlySet<string> = new Set(['ENOENT', 'EACCES', 'EPERM', 'EISDIR', 'ENOTDIR', 'EROFS', 'ENOSPC']);
+const NETWORK_ERRORS: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT']);
+
+/** A Node system error (or the first one in its cause chain). */
+function systemErrorOf(err: unknown): (Error & { code: string; path?: string; address?: string; port?: number; hostname?: string; syscall?: string }) | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return e as Error & { code: string };
+  }
+  return undefined;
+}
+
+/**
+ * The one place that turns any failure into the CLI's line and exit code.
+ * Input and environment problems get their own codes (`output_unwritable`,
+ * `address_in_use`, `connection_failed`, `invalid_config`); `internal_error`
+ * is left for real bugs.
+ */
+export function classifyFailure(err: unknown, usageCode?: number): Failure {
+  const sys = systemErrorOf(err);
+  if (sys?.code === 'EADDRINUSE') {
+    const where = sys.address !== undefined && sys.port !== undefined ? `${sys.address}:${sys.port}` : 'that address';
+    return { code: 'address_in_use', message: `${where} is already in use; pick another --port, or --port 0 for a free one`, exit: ExitCode.error };
+  }
+  if (err instanceof VoxpipeError) {
+    if (err.code === 'sink_failed' && sys && OUTPUT_ERRORS.has(sys.code)) {
+      return { code: 'output_unwritable', message: `cannot write ${sys.path ?? 'the output'}: ${sys.code}`, exit: ExitCode.error };
+    }
+    const usage = usageCode ?? (err.code === 'invalid_arguments' ? ExitCode.usage : undefined);
+    return { code: err.code, message: err.message, exit: usage ?? ExitCode.error };
+  }
+  if (sys && OUTPUT_ERRORS.has(sys.code) && sys.path !== undefined) {
+    return { code: 'output_unwritable', message: `cannot write ${sys.path}: ${sys.code}`, exit: ExitCode.error };
+  }
+  if (sys && NETWORK_ERRORS.has(sys.code)) {
+    const host = sys.hostname ?? (sys.address !== undefined ? `${sys.address}${sys.port !== undefined ? `:${sys.port}` : ''}` : 'the service');
+    return { code: 'connection_failed', message: `cannot reach ${host} (${sys.code}); check VOXPIPE_BASE_URL and the network`, exit: ExitCode.error };
+  }
+  if (err instanceof TypeError && err.message === 'fetch failed') {
+    // undici's network failure without a system error code (e.g. a port fetch refuses).
+    const why = err.cause instanceof Error ? err.cause.message : 'network error';
+    return { code: 'connection_failed', message: `cannot reach the service (${why}); check VOXPIPE_BASE_URL and the network`, exit: ExitCode.error };
+  }
+  if (err instanceof TypeError && /Failed to parse URL|Invalid URL/.test(err.message)) {
+    return { code: 'invalid_config', message: `a service URL is not usable (${err.message}); check VOXPIPE_BASE_URL and VOXPIPE_ROOT_URL`, exit: ExitCode.error };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: 'internal_error', message: `${message} (${REPORT_BUGS})`, exit: ExitCode.internal };
+}
+
+/** The one stderr line of a failed command: names the error code first; never the key. */
+export function errorLine(err: unknown): string {
+  const f = classifyFailure(err);
+  return `voxpipe: error ${f.code}: ${redact(f.message)}`;
+}

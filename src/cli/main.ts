@@ -2,9 +2,8 @@
  * The voxpipe command line. `main` returns an exit code; only bin/voxpipe.js
  * calls process.exit.
  */
-import { VoxpipeError } from '../errors.js';
 import { UsageError } from './args.js';
-import { errorLine, ExitCode, processIo, type Io } from './io.js';
+import { classifyFailure, errorLine, ExitCode, processIo, type Io } from './io.js';
 import { bench, BENCH_USAGE } from './bench.js';
 import * as design from './commands/design.js';
 import * as image from './commands/image.js';
@@ -59,7 +58,6 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     return await command.run(rest, io);
   } catch (err) {
     io.stderr.write(`${errorLine(err)}\n`);
-    if (err instanceof UsageError) return ExitCode.usage;
-    return err instanceof VoxpipeError ? ExitCode.error : ExitCode.internal;
+    return classifyFailure(err, err instanceof UsageError ? ExitCode.usage : undefined).exit;
   }
 }

@@ -7,7 +7,7 @@
  * Without --out the audio plays on the speakers; where no audio device can
  * be opened it goes to a WAV file and a note says where.
  */
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -20,6 +20,7 @@ import { createSpeechStream, TRANSPORT_CHOICES, type SpeechOptions } from '../sp
 import type { SpeechStream } from '../stream/speech-stream.js';
 import { choice, numberOption, usage, UsageError } from './args.js';
 import { ExitCode, note, type Io } from './io.js';
+import { checkOutPath } from './out-path.js';
 import { openService } from './service.js';
 
 export const SAY_USAGE =
@@ -98,6 +99,12 @@ async function run(argv: string[], io: Io, incremental: boolean): Promise<number
     throw new UsageError('speak reads standard input; use `voxpipe say TEXT` for a text argument');
   }
 
+  // Before any request: nothing is spent on a file that cannot be written.
+  if (values.out === '-' && (io.stdout as { isTTY?: boolean }).isTTY) {
+    throw new UsageError('refusing to write binary audio to a terminal; redirect standard output or use --out FILE');
+  }
+  if (values.out !== undefined) await checkOutPath(values.out);
+
   const started = performance.now();
   const service = await openService(io, engine ? { engine } : {});
   try {
@@ -128,6 +135,11 @@ async function run(argv: string[], io: Io, incremental: boolean): Promise<number
     }
     await sink.done;
     const s = speech.summary();
+    if (s.segments.length === 0) {
+      // `speak < /dev/null`: nothing was said; leave no empty file behind.
+      if (values.out !== undefined && values.out !== '-') await rm(values.out, { force: true });
+      throw new UsageError('nothing to say: standard input was empty');
+    }
     const isFile = where !== 'speakers' && where !== '-';
     const bytes = isFile ? (await stat(where)).size : s.bytes;
     if (values.json) {

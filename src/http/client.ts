@@ -317,7 +317,8 @@ export class HttpClient {
       if (timedOut) return new Failed(new TimeoutError(`${context} timed out after ${timeoutMs} ms`, { retryable: true }));
       if (err instanceof VoxpipeError) return new Failed(err);
       const reason = err instanceof Error ? (err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err.message) : String(err);
-      return new Failed(new ConnectionError(ClientErrorCode.connectionFailed, `${context} failed: ${reason}`, { retryable: true, cause: err }));
+      // Name the host (never the key: it is only ever in a header).
+      return new Failed(new ConnectionError(ClientErrorCode.connectionFailed, `${context} failed: cannot reach ${url.host}: ${reason}`, { retryable: true, cause: err }));
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);

@@ -32,7 +32,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
   const prompt = positionals.join(' ').trim();
   if (!prompt) throw new UsageError(`image needs a PROMPT\n  ${USAGE}`);
-  checkOutput(values);
+  await checkOutput(values, ['.png']); // the service returns PNG
   const service = await openService(io);
   const files = new LocalFiles();
   try {

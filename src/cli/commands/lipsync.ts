@@ -32,7 +32,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`lipsync takes no positional arguments (got ${JSON.stringify(positionals[0])})\n  ${USAGE}`);
   if (values.audio === undefined) throw new UsageError(`lipsync needs --audio\n  ${USAGE}`);
   if ((values.video === undefined) === (values.image === undefined)) throw new UsageError(`lipsync needs exactly one of --video and --image\n  ${USAGE}`);
-  checkOutput(values);
+  await checkOutput(values, ['.mp4']); // the service returns MP4
   const durationSeconds = numberOption(values.duration, 'duration', 0.001, 3_600);
   const service = await openService(io);
   const files = new LocalFiles();

@@ -20,6 +20,7 @@ import { createClient, type VoxpipeClient } from '../../http/index.js';
 import type { JobEvent, PollOptions } from '../../http/job-handle.js';
 import type { BaseTask } from '../../http/task.js';
 import { numberOption, UsageError } from '../args.js';
+import { checkOutPath } from '../out-path.js';
 import { note, type Io } from '../io.js';
 import type { Service } from '../service.js';
 
@@ -131,9 +132,15 @@ export function pollOptionsOf<T extends BaseTask>(service: Service, io: Io, labe
   return { ...timing, ...(onProgress && { onProgress }) };
 }
 
-/** Refuse `--json` together with `--out -`: both would use standard output. */
-export function checkOutput(values: { json?: boolean | undefined; out?: string | undefined }): void {
+/**
+ * Before any request: refuse `--json` together with `--out -` (both would
+ * use standard output), and an `--out` that cannot be written or whose
+ * extension is not the format the service returns (`extensions`: the file
+ * would not hold what its name says).
+ */
+export async function checkOutput(values: { json?: boolean | undefined; out?: string | undefined }, extensions: readonly string[]): Promise<void> {
   if (values.json && values.out === '-') throw new UsageError('--json and --out - both write to standard output; choose one');
+  if (values.out !== undefined) await checkOutPath(values.out, new Set(extensions));
 }
 
 /**

@@ -33,7 +33,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
   const prompt = positionals.join(' ').trim();
   if (!prompt) throw new UsageError(`video needs a PROMPT\n  ${USAGE}`);
-  checkOutput(values);
+  await checkOutput(values, ['.mp4']); // the service returns MP4
   const seconds = numberOption(values.seconds, 'seconds', 0.1, 60);
   if (values.size !== undefined && !/^\d+x\d+$/.test(values.size)) throw new UsageError('--size must be <width>x<height>, e.g. 640x360');
   const service = await openService(io);
