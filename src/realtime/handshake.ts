@@ -1,10 +1,12 @@
 /**
  * Turning a refused WebSocket handshake (an HTTP response instead of
- * `101 Switching Protocols`, spec 5.5) into a typed `ConnectionError` that
- * carries the HTTP status and the server's error code when its body has one.
+ * `101 Switching Protocols`, spec 5.5) into the same typed error a REST call
+ * gets for that status (`AuthenticationError` for 401, `PermissionDeniedError`
+ * for 403, `RateLimitError` for 429, ...: same failure, same class whatever
+ * the transport), carrying the status and the server's error code.
  */
 import type { IncomingMessage } from 'node:http';
-import { ConnectionError } from '../errors.js';
+import { apiErrorFromStatus, type ApiError } from '../errors.js';
 
 /** Most of a refusal body worth reading (bytes). */
 const MAX_BODY_BYTES = 16 * 1024; // 16 KiB
@@ -57,13 +59,12 @@ export function parseErrorBody(body: string): { code?: string; message?: string 
  * The error for a refused handshake. 5xx and 429 are retryable (the service
  * is restarting or busy); every other status is the caller's to fix.
  */
-export async function handshakeError(res: IncomingMessage): Promise<ConnectionError> {
+export async function handshakeError(res: IncomingMessage): Promise<ApiError> {
   const status = res.statusCode ?? 0;
   const { code, message } = parseErrorBody(await readSmallBody(res));
   const requestId = res.headers['x-request-id'];
-  return new ConnectionError(code ?? HANDSHAKE_FAILED, `realtime handshake refused: HTTP ${status}${message ? `: ${message}` : ''}`, {
-    status,
-    retryable: status === 429 || status >= 500,
+  // apiErrorFromStatus marks 429 and 5xx retryable, as before.
+  return apiErrorFromStatus(status, code ?? HANDSHAKE_FAILED, `realtime handshake refused: HTTP ${status}${message ? `: ${message}` : ''}`, {
     requestId: typeof requestId === 'string' ? requestId : undefined,
   });
 }

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, TimeoutError } from '../../src/errors.js';
+import { AuthenticationError, AbortError, ConnectionError, ProtocolError, RealtimeServerError, TimeoutError } from '../../src/errors.js';
 import { encodeFrame } from '../../src/protocol/codec.js';
 import { SUBPROTOCOL } from '../../src/protocol/constants.js';
 import type { ServerEvent } from '../../src/protocol/events.js';
@@ -100,9 +100,9 @@ describe('against the reference server', () => {
     expect(liveUrl('wss://host/prefix')).toBe('wss://host/prefix/v2/tts/live');
   });
 
-  it('a wrong key: ConnectionError 401 with the server code, not retryable', async () => {
+  it('a wrong key: AuthenticationError 401 (the class a REST call gets) with the server code, not retryable', async () => {
     const error = await rejection(connect(recorder({ wsUrl: server.wsUrl, apiKey: 'sk-test-wrong-key-123' }).options));
-    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toBeInstanceOf(AuthenticationError);
     expect(error).toMatchObject({ status: 401, code: 'unauthorized', retryable: false });
     expect((error as Error).message).not.toContain('sk-test-wrong-key-123');
   });

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { AbortError, ConnectionError, RealtimeServerError } from '../../src/errors.js';
+import { AuthenticationError, AbortError, RealtimeServerError } from '../../src/errors.js';
 import { REALTIME_PATHS } from '../../src/protocol/constants.js';
 import type { ServerEvent } from '../../src/protocol/events.js';
 import type { ReliableSession } from '../../src/realtime/reliable/session.js';
@@ -375,11 +375,11 @@ describe('errors that are not retried', () => {
     await expect(s.send(SEGMENTS[1]!)).rejects.toBe(error);
   });
 
-  it('a wrong key: 401 at the handshake, as a ConnectionError with the status, and the key in no message', async () => {
+  it('a wrong key: 401 at the handshake, as the AuthenticationError a REST call gets, and the key in no message', async () => {
     const key = 'sk-test-this-key-does-not-exist';
     const s = session(server, { apiKey: key });
     const error = await expectNoRetry(s, s.open());
-    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toBeInstanceOf(AuthenticationError);
     expect(error).toMatchObject({ status: 401, code: 'unauthorized' });
     expect(JSON.stringify({ ...(error as object), message: (error as Error).message })).not.toContain(key);
   });
