@@ -36,7 +36,6 @@ import type {
   ErrorEvent,
   FinishEvent,
   ReadyEvent,
-  RequestStatus,
   SegmentCompletedEvent,
   ServerEvent,
   StartEvent,
@@ -44,8 +43,10 @@ import type {
 } from '../../protocol/events.js';
 import { backoffDelayMs, resolveBackoff, type BackoffPolicy } from '../backoff.js';
 import { Journal, type JournalEntry } from './journal.js';
+import { decideRecovery } from './recovery.js';
 import {
   PartialSegmentPolicy,
+  ResumeErrorCode,
   SegmentState,
   TimerId,
   WaterfallStage,
@@ -90,26 +91,7 @@ const ABNORMAL_CLOSE = 1006;
 const TERMINAL: ReadonlySet<Phase> = new Set([Phase.done, Phase.failed, Phase.aborted]);
 const CONNECTED: ReadonlySet<Phase> = new Set([Phase.starting, Phase.running, Phase.stopping]);
 
-/** `ResumeError.code` values. */
-export const ResumeErrorCode = {
-  /**
-   * Recovery failed `maxRetries` times with no progress in between, or took
-   * longer than `maxResumeMs`; `cause` is the last failure, `details.attempts`
-   * the attempts made. (When the last failure was a timeout, the machine
-   * fails with a `TimeoutError` carrying the same cause and details.)
-   */
-  retriesExhausted: 'retries_exhausted',
-  /** The status route says `failed_terminal`. */
-  requestFailedTerminal: 'request_failed_terminal',
-  /** The status route kept saying `running`. */
-  requestStillRunning: 'request_still_running',
-  /** The service completed the request before a queued segment was sent. */
-  requestCompleted: 'request_completed',
-  /** `start` with `retry_failed` was answered by a state that cannot be retried now. */
-  requestNotResumable: 'request_not_resumable',
-  /** The resumed request does not match the first one (format changed). */
-  resumeMismatch: 'resume_mismatch',
-} as const;
+export { ResumeErrorCode } from './types.js';
 
 /** `warning` codes the machine raises itself. */
 export const MachineWarning = {
@@ -780,25 +762,18 @@ export class ReliableMachine {
   }
 
   #onStatus(result: StatusResult): void {
-    if (result.kind === 'error') {
-      if (result.error.retryable) this.#retry(result.error);
-      else this.#fail(result.error);
-      return;
-    }
-    if (result.kind === 'not-found') {
-      // The service never registered the request: start it again, same id.
-      this.#connect(false);
-      return;
-    }
-    const status = result.status;
-    switch (status.state) {
-      case RequestState.failedRetryable:
-        this.#recoverFromManifest(status, 'reopen');
+    const action = decideRecovery(result, this.#journal.pending(), this.requestId);
+    switch (action.kind) {
+      case 'retry':
+        this.#retry(action.error);
         return;
-      case RequestState.completed:
-        this.#recoverFromManifest(status, 'finish');
+      case 'fail':
+        this.#fail(action.error);
         return;
-      case RequestState.running: {
+      case 'restart':
+        this.#connect(false);
+        return;
+      case 'poll':
         this.#statusPolls++;
         if (this.#statusPolls > this.#maxStatusPolls) {
           this.#fail(new ResumeError(ResumeErrorCode.requestStillRunning, `request ${this.requestId} still running after ${this.#maxStatusPolls} reads`, { requestId: this.requestId }));
@@ -807,40 +782,13 @@ export class ReliableMachine {
         this.#phase = Phase.waiting;
         this.#startTimer(TimerId.statusPoll, backoffDelayMs(this.#statusPolls, this.#backoff, this.#port.random()));
         return;
-      }
-      default:
-        this.#fail(new ResumeError(ResumeErrorCode.requestFailedTerminal, `request ${this.requestId} failed terminally`, { requestId: this.requestId }));
-    }
-  }
-
-  /**
-   * Take from the manifest the audio of segments the service completed but
-   * the listener did not get in full, in order. Before a reopen only the
-   * leading run of such segments qualifies (the rest is generated again, and
-   * order must hold); when the request completed, every pending segment must
-   * be settled from the manifest.
-   */
-  #recoverFromManifest(status: RequestStatus, after: AfterRecovery): void {
-    const manifest = new Map((status.segments ?? []).map((s) => [s.segment_id, s]));
-    const queue: ManifestItem[] = [];
-    for (const entry of this.#journal.pending()) {
-      const item = manifest.get(entry.segmentId);
-      const done = item?.state === 'completed';
-      if (after === 'reopen') {
-        if (!done || item.audio_url === undefined) break;
-        queue.push({ entry, url: item.audio_url, units: item.units });
-        continue;
-      }
-      if (!entry.everFlushed) {
-        this.#fail(new ResumeError(ResumeErrorCode.requestCompleted, `request ${this.requestId} completed before segment ${entry.segmentId} was sent`, { requestId: this.requestId }));
+      case 'recover':
+        this.#manifestQueue = action.items.map((item) => ({ entry: this.#journal.get(item.segmentId)!, url: item.url, units: item.units }));
+        this.#afterRecovery = action.after;
+        this.#phase = Phase.recovering;
+        this.#nextManifestItem();
         return;
-      }
-      queue.push({ entry, url: done ? item.audio_url : undefined, units: done ? item.units : 0 });
     }
-    this.#manifestQueue = queue;
-    this.#afterRecovery = after;
-    this.#phase = Phase.recovering;
-    this.#nextManifestItem();
   }
 
   #nextManifestItem(): void {
