@@ -5,29 +5,37 @@
  * realtime is unavailable or fails with no retryable path.
  */
 import { randomUUID } from 'node:crypto';
-import { VoxpipeError } from './errors.js';
+import { defaultModelOf, defaultVoice, fetchCapabilities, voiceKind, type Capabilities } from './discovery.js';
 import { createClient } from './http/index.js';
 import type { AudioFormat, PcmInfo } from './protocol/audio.js';
-import { DEFAULT_MODEL, REALTIME_PATHS, type Mode } from './protocol/constants.js';
+import type { Mode } from './protocol/constants.js';
 import type { StartRequest } from './protocol/events.js';
 import type { ServiceConfig } from './config.js';
-import { ReliableSession } from './realtime/reliable/session.js';
+import { ReliableSession, type ReliableSessionOptions } from './realtime/reliable/session.js';
 import { SimpleSession } from './realtime/simple-session.js';
 import type { PartialSegmentPolicy } from './realtime/reliable/types.js';
 import { SpeechStream, type SpeechStreamOptions } from './stream/speech-stream.js';
+import { AbortError, type VoxpipeError } from './errors.js';
 import type { SegmentTransport } from './stream/transport.js';
 import { SyncTransport } from './stream/transports/sync.js';
 import { AsyncTransport } from './stream/transports/async.js';
 import { CompatTransport } from './stream/transports/compat.js';
 import type { TokenSegmenterOptions } from './stream/token-segmenter.js';
 
+export { defaultVoice } from './discovery.js';
+
+/** The realtime options a caller may tune. */
+export type RealtimeTuning = Partial<
+  Pick<ReliableSessionOptions, 'connectTimeoutMs' | 'startTimeoutMs' | 'progressTimeoutMs' | 'maxRetries' | 'maxResumeMs' | 'backoff' | 'reorderWindowFrames' | 'keepAliveMs'>
+>;
+
 export const TRANSPORT_CHOICES = ['auto', 'realtime', 'sync', 'async', 'compat'] as const;
 export type TransportChoice = (typeof TRANSPORT_CHOICES)[number];
 
 export interface SpeechOptions {
-  /** Public voice id; default the model's first public voice (from the capabilities route). */
+  /** Public voice id; default the one the deployment names for the model (see `discovery.defaultVoice`). */
   voiceId?: string;
-  /** Default `svc-s21pro-flash`. */
+  /** Default: the deployment's default model (capabilities), else `svc-s21pro-flash`. */
   model?: string;
   /** Default `pcm`. */
   format?: AudioFormat;
@@ -44,65 +52,12 @@ export interface SpeechOptions {
   /** Idempotency key of this generation; default a new UUID. */
   requestId?: string;
   onPartialSegment?: PartialSegmentPolicy;
+  /** Deadlines and bounds of the realtime transport (README, "Reliability"); simple mode takes the deadlines only. */
+  realtime?: RealtimeTuning;
   segmenter?: TokenSegmenterOptions;
   maxBufferedChars?: number;
   maxBufferedAudioBytes?: number;
   signal?: AbortSignal;
-}
-
-interface CapabilitiesModel {
-  id: string;
-  default?: boolean;
-  voices?: { voice_id: string }[];
-}
-
-/** What the client needs from `GET {rt_http_url}/v2/tts/capabilities`. */
-export interface RealtimeCapabilities {
-  /** Public voice ids per model. */
-  voices: Map<string, string[]>;
-  /** PCM layout of the service's audio, when it says. */
-  pcm: PcmInfo | undefined;
-}
-
-/** Read the capabilities route; undefined when realtime is not reachable for this account. */
-export async function fetchCapabilities(config: ServiceConfig, signal?: AbortSignal): Promise<RealtimeCapabilities | undefined> {
-  try {
-    const res = await fetch(`${config.rtHttpUrl}${REALTIME_PATHS.capabilities}`, { headers: { authorization: `Bearer ${config.apiKey}` }, ...(signal && { signal }) });
-    if (!res.ok) return undefined;
-    const caps = (await res.json()) as { providers?: { models?: CapabilitiesModel[] }[]; pcm?: { sample_rate?: number; channels?: number; bit_depth?: number } };
-    const voices = new Map<string, string[]>();
-    for (const p of caps.providers ?? []) for (const m of p.models ?? []) voices.set(m.id, (m.voices ?? []).map((v) => v.voice_id));
-    const pcm = caps.pcm?.sample_rate ? { sampleRate: caps.pcm.sample_rate, channels: caps.pcm.channels ?? 1, bitDepth: caps.pcm.bit_depth ?? 16 } : undefined;
-    return { voices, pcm };
-  } catch {
-    return undefined;
-  }
-}
-
-/** The first public voice of `model`, from the capabilities (or the compatible voice list). */
-export async function defaultVoice(config: ServiceConfig, model: string, signal?: AbortSignal, caps?: RealtimeCapabilities): Promise<string> {
-  const fromCaps = (caps ?? (await fetchCapabilities(config, signal)))?.voices.get(model)?.[0];
-  if (fromCaps) return fromCaps;
-  // Realtime may be disabled for the account: the compatible voice list names voices too.
-  const res = await fetch(`${config.rootUrl}/v1/audio/voices`, { headers: { authorization: `Bearer ${config.apiKey}` }, ...(signal && { signal }) });
-  if (res.ok) {
-    const body = (await res.json()) as { voices?: { id: string }[] };
-    const voice = body.voices?.[0]?.id;
-    if (voice) return voice;
-  }
-  throw new VoxpipeError('voice_not_found', `no public voice found for model ${model}; pass a voice id`);
-}
-
-/** Whether `voiceId` is one of the account's personal voices (`GET {base_url}/voices`). */
-async function isPersonalVoice(config: ServiceConfig, voiceId: string, signal?: AbortSignal): Promise<boolean> {
-  try {
-    const res = await fetch(`${config.baseUrl}/voices?limit=100`, { headers: { authorization: `Bearer ${config.apiKey}` }, ...(signal && { signal }) });
-    if (!res.ok) return false;
-    const body = (await res.json()) as { data?: { voiceId?: string }[]; voices?: { voiceId?: string; id?: string }[] };
-    return [...(body.data ?? []), ...(body.voices ?? [])].some((v) => v.voiceId === voiceId || (v as { id?: string }).id === voiceId);
-  } catch {
-    return false;
-  }
 }
 
 /** Build a transport by name (no failover: see `createSpeechStream`). */
@@ -118,9 +73,13 @@ export function createTransport(
     if (o.volume !== undefined) request.volume = o.volume;
     if (o.language !== undefined) request.language = o.language;
     if (o.emotion !== undefined) request.emotion = o.emotion;
+    const tuning = o.realtime ?? {};
     const base = { wsUrl: config.wsUrl, apiKey: config.apiKey, request, requestId: o.requestId, ...(o.signal && { signal: o.signal }) };
-    if (o.mode === 'simple') return new SimpleSession(base);
-    return new ReliableSession({ ...base, rtHttpUrl: config.rtHttpUrl, ...(o.onPartialSegment && { onPartialSegment: o.onPartialSegment }) });
+    if (o.mode === 'simple') {
+      const { maxRetries: _r, maxResumeMs: _m, backoff: _b, ...simple } = tuning;
+      return new SimpleSession({ ...base, ...simple });
+    }
+    return new ReliableSession({ ...base, ...tuning, rtHttpUrl: config.rtHttpUrl, ...(o.onPartialSegment && { onPartialSegment: o.onPartialSegment }) });
   }
   const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, rootUrl: config.rootUrl });
   const http = {
@@ -146,17 +105,19 @@ export function createTransport(
  * when none is given (one HTTP read).
  */
 export async function createSpeechStream(config: ServiceConfig, options: SpeechOptions = {}): Promise<SpeechStream> {
-  const model = options.model ?? DEFAULT_MODEL;
+  if (options.signal?.aborted) throw new AbortError('aborted before the stream was created', { cause: options.signal.reason });
   let choice = options.transport ?? 'auto';
-  const caps = choice === 'auto' || choice === 'realtime' || options.voiceId === undefined || options.format === 'pcm' || options.format === undefined
-    ? await fetchCapabilities(config, options.signal)
-    : undefined;
+  const needCaps = choice === 'auto' || choice === 'realtime' || options.voiceId === undefined || options.model === undefined || options.format === 'pcm' || options.format === undefined;
+  const discovery = { signal: options.signal };
+  const caps: Capabilities | undefined = needCaps ? await fetchCapabilities(config, discovery).catch(rethrowUnlessOptional) : undefined;
+  const model = options.model ?? defaultModelOf(caps);
   const voiceId = options.voiceId ?? (await defaultVoice(config, model, options.signal, caps));
   // Realtime speaks public voices only (spec 4.10): the account's personal
-  // (cloned or designed) voices go over HTTP from the start. An unknown voice
-  // stays on realtime, which names the problem (`voice_not_found`).
-  if (choice === 'auto' && caps && ![...caps.voices.values()].some((list) => list.includes(voiceId))) {
-    if (await isPersonalVoice(config, voiceId, options.signal)) choice = 'sync';
+  // (cloned or designed) voices go over HTTP from the start. A voice the
+  // deployment lists as public, or does not list at all, stays on realtime,
+  // which names the problem (`voice_not_found`) if there is one.
+  if (choice === 'auto' && options.voiceId !== undefined && (await voiceKind(config, voiceId, caps, discovery).catch(() => 'unknown' as const)) === 'personal') {
+    choice = 'sync';
   }
   const resolved = {
     ...options,
@@ -175,4 +136,15 @@ export async function createSpeechStream(config: ServiceConfig, options: SpeechO
     ...(options.signal && { signal: options.signal }),
   };
   return new SpeechStream(streamOptions);
+}
+
+/**
+ * Capabilities are a hint: a deployment that answers them with a server
+ * error still gets a realtime attempt (and failover). A wrong key, an
+ * unreachable host, a timeout or an abort is the answer, and is thrown.
+ */
+function rethrowUnlessOptional(err: unknown): undefined {
+  const e = err as VoxpipeError & { status?: number };
+  if (typeof e.status === 'number' && e.status >= 500) return undefined;
+  throw err;
 }

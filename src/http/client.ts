@@ -66,6 +66,8 @@ export interface HttpClientOptions {
   onRetry?: (info: RetryInfo) => void;
   /** `User-Agent` header; default `voxpipe`. */
   userAgent?: string;
+  /** More origins of the same service that get the key (e.g. `{rt_http_url}` when it is on another host or port). */
+  trustedUrls?: readonly string[];
 }
 
 /** Query values; `undefined` and `null` are left out. */
@@ -203,7 +205,7 @@ export class HttpClient {
     this.#random = options.random ?? Math.random;
     this.#onRetry = options.onRetry;
     this.#userAgent = options.userAgent ?? 'voxpipe';
-    this.#trustedOrigins = new Set([new URL(this.baseUrl).origin, new URL(this.rootUrl).origin]);
+    this.#trustedOrigins = new Set([new URL(this.baseUrl).origin, new URL(this.rootUrl).origin, ...(options.trustedUrls ?? []).map((u) => parseUrlOption('trustedUrls', u).origin)]);
   }
 
   /** Whether `url` is on one of the service's origins (the only ones that get the key). */
