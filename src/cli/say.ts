@@ -114,7 +114,10 @@ async function run(argv: string[], io: Io, incremental: boolean): Promise<number
     if (speed !== undefined) options.speed = speed;
     const speech = await createSpeechStream(service.config, options);
     speech.on('failover', (f) => note(io, `${f.from} failed (${f.error.code}); continuing over ${f.to}`));
-    speech.on('warning', (w) => note(io, `warning ${w.code}: ${w.message}`));
+    // A deployment's own extra events are not the user's concern.
+    speech.on('warning', (w) => {
+      if (w.code !== 'ignored_server_event') note(io, `warning ${w.code}: ${w.message}`);
+    });
     const { sink, where } = await openSink(speech, values.out, io);
     const input = incremental ? io.stdin : Readable.from([text!]);
     // Ctrl-C: stop speaking, let the sink finish (a WAV gets its sizes

@@ -1,17 +1,18 @@
 /**
- * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N]`
+ * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal]`
  * Prints exactly one JSON line when ready:
  * {"event":"listening","baseUrl":...,"rootUrl":...,"wsUrl":...,"rtHttpUrl":...}
  * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
  */
 import { readFile } from 'node:fs/promises';
+import { DIALECTS } from '../server/dialect.js';
 import { startServer, type AccountSeed } from '../server/index.js';
 import type { FaultPlan } from '../server/faults.js';
 import { parseArgs } from 'node:util';
 import { choice, numberOption, usage, UsageError } from './args.js';
 import { ExitCode, note, type Io } from './io.js';
 
-export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit REQUESTS_PER_SECOND]';
+export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit REQUESTS_PER_SECOND] [--dialect reference|alt|minimal]';
 
 async function loadAccounts(path: string): Promise<AccountSeed[]> {
   let parsed: unknown;
@@ -40,12 +41,15 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
         faults: { type: 'string' },
         'allow-private-urls': { type: 'boolean' },
         'rate-limit': { type: 'string' },
+        dialect: { type: 'string' },
       },
     }),
   );
   const port = numberOption(values.port, 'port', 0, 65_535);
   const rateLimit = numberOption(values['rate-limit'], 'rate-limit', 0.01, 1_000_000);
   const engine = choice(values.engine, 'engine', ['espeak', 'tone', 'auto'] as const);
+  // Where the spec leaves a point open, the dialect takes it one way (src/server/dialect.ts); default VOXPIPE_DIALECT, else reference.
+  const dialect = choice(values.dialect ?? (io.env['VOXPIPE_DIALECT'] || undefined), 'dialect', DIALECTS);
   let faults: FaultPlan | undefined;
   if (values.faults) {
     try {
@@ -62,9 +66,11 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
     ...(faults !== undefined && { faults }),
     ...(values['allow-private-urls'] && { allowPrivateUrls: true }),
     ...(rateLimit !== undefined && { rateLimit: { requestsPerSecond: rateLimit } }),
+    ...(dialect !== undefined && { dialect }),
   });
   io.stdout.write(`${JSON.stringify({ event: 'listening', baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl })}\n`);
-  note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}`);
+  note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${server.ctx.dialect.name}`);
+  note(io, `accepts the key ${values.accounts ? `of each account in ${values.accounts}` : io.env['VOXPIPE_API_KEY'] ? 'in VOXPIPE_API_KEY' : '"sk-local-dev" (set VOXPIPE_API_KEY to choose another)'}; local files as inputs need --allow-private-urls`);
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {
       note(io, `${signal}: draining`);

@@ -5,6 +5,8 @@
  * `auth` frame (`connect({ ticket, origin })`).
  */
 import { apiErrorFromStatus, ConnectionError, ProtocolError } from '../errors.js';
+import { isObject, str } from '../protocol/fields.js';
+import { INVALID_SERVER_FRAME } from '../protocol/server-reader.js';
 import { ErrorCode, REALTIME_PATHS } from '../protocol/constants.js';
 import { parseErrorBody } from './handshake.js';
 
@@ -52,9 +54,11 @@ export async function createBrowserTicket(opts: BrowserTicketOptions): Promise<B
   } catch {
     throw new ProtocolError(ErrorCode.invalidMessage, 'browser ticket response is not JSON');
   }
-  if (typeof body['ticket'] !== 'string') throw new ProtocolError(ErrorCode.invalidMessage, 'browser ticket response has no ticket');
+  // The field's name is not fixed by the spec ("returning a ticket"): read the reasonable spellings.
+  const value = str(isObject(body['data']) ? { ...body, ...body['data'] } : body, 'ticket', 'ticket_token', 'ticketToken', 'token');
+  if (value === undefined) throw new ProtocolError(INVALID_SERVER_FRAME, 'browser ticket response has no ticket');
   const ticket: BrowserTicket = {
-    ticket: body['ticket'],
+    ticket: value,
     expiresAt: typeof body['expires_at'] === 'string' ? body['expires_at'] : '',
     origin: typeof body['origin'] === 'string' ? body['origin'] : opts.origin,
   };

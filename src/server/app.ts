@@ -8,7 +8,8 @@ import { registerSecret } from '../errors.js';
 import { LOCAL_DEV_API_KEY } from '../config.js';
 import { createEngine, type EngineChoice } from './engines/index.js';
 import { supportedFormats } from './audio/encoder.js';
-import { newId, type ServerContext, type ServerUrls } from './context.js';
+import { errorBody, newId, type ServerContext, type ServerUrls } from './context.js';
+import { dialectOf, type DialectName } from './dialect.js';
 import { Faults, type FaultPlan } from './faults.js';
 import { authenticate } from './http/auth.js';
 import { ApiErrorCode, HttpError } from './http/errors.js';
@@ -55,6 +56,8 @@ export interface ServerOptions {
   store?: Store;
   /** Per-account REST rate limit (429 with Retry-After); default none. */
   rateLimit?: RateLimitOptions;
+  /** How the points the spec leaves open are taken (`dialect.ts`); default `VOXPIPE_DIALECT`, else `reference`. */
+  dialect?: DialectName;
 }
 
 /** A module of routes and WebSocket endpoints (realtime, TTS REST, media, account...). */
@@ -109,16 +112,17 @@ function writeReply(res: ServerResponse, reply: Reply, head: boolean): void {
   res.end(head ? undefined : body);
 }
 
-function writeError(res: ServerResponse, requestId: string, err: HttpError): void {
+function writeError(ctx: ServerContext, res: ServerResponse, requestId: string, err: HttpError): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  writeReply(res, { status: err.status, json: { error: { code: err.code, message: err.message, requestId, ...err.extra } }, headers: err.headers }, false);
+  writeReply(res, { status: err.status, json: errorBody(ctx, { code: err.code, message: err.message, requestId, ...err.extra }), headers: err.headers }, false);
 }
 
 /** Start the reference server and resolve once it listens. */
 export async function startServer(options: ServerOptions = {}): Promise<ReferenceServer> {
+  const dialect = dialectOf(options.dialect); // an unknown name fails before anything starts
   const store = options.store ?? new MemoryStore();
   const seeds = options.accounts ?? [{ apiKey: process.env['VOXPIPE_API_KEY'] || DEV_API_KEY, userId: 'local-dev' }];
   for (const seed of seeds) store.accounts.set(seed.userId, accountFromSeed(seed));
@@ -139,6 +143,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     now: () => new Date(),
     newId,
     draining: false,
+    dialect,
   };
 
   const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
@@ -190,10 +195,10 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
       if (reply) writeReply(res, reply, method === 'HEAD');
       else if (!res.writableEnded && !res.headersSent) res.end();
     } catch (err) {
-      if (err instanceof HttpError) writeError(res, requestId, err);
+      if (err instanceof HttpError) writeError(ctx, res, requestId, err);
       else {
         process.stderr.write(`voxpipe server: internal error on ${req.method} ${(req.url ?? '').split('?')[0]}: ${(err as Error)?.stack ?? String(err)}\n`);
-        writeError(res, requestId, new HttpError(500, ApiErrorCode.internalError, 'internal server error'));
+        writeError(ctx, res, requestId, new HttpError(500, ApiErrorCode.internalError, 'internal server error'));
       }
     }
   }

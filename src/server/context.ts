@@ -2,6 +2,7 @@
  * What every part of the reference server shares: options, store, ledger,
  * faults, the speech engine, working formats, URLs and the clock.
  */
+import type { Dialect } from './dialect.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AudioFormat } from '../protocol/audio.js';
 import type { SpeechEngine } from './engines/types.js';
@@ -40,6 +41,13 @@ export interface ServerContext {
   newId(prefix: string): string;
   /** Emitted by the server when draining begins. */
   draining: boolean;
+  /** How this server takes the points the spec leaves open (`dialect.ts`). */
+  dialect: Dialect;
+}
+
+/** A REST error body in the dialect's shape (spec 7.1 describes both). */
+export function errorBody(ctx: Pick<ServerContext, 'dialect'>, fields: { code: string; message: string; requestId: string } & Record<string, unknown>): Record<string, unknown> {
+  return ctx.dialect.errorBody === 'flat' ? fields : { error: fields };
 }
 
 export function newId(prefix: string): string {

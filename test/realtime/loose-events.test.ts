@@ -18,7 +18,8 @@ let server: ReferenceServer;
 let baseline: Buffer;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // The rewrites start from our own server's shapes.
+  server = await startTestServer('reference');
   baseline = (await run(session(server))).audio;
 });
 afterAll(() => server.close());
@@ -122,7 +123,7 @@ describe('loosely specified server events (spec 6)', () => {
     try {
       const result = await run(session(server, { wsUrl: proxy.wsUrl }));
       expect(result.events.retry).toBe(0);
-      expect(result.events.warnings).toEqual(warnings);
+      expect(result.events.allWarnings).toEqual(warnings);
       expect(result.audio.length).toBe(baseline.length);
       expect(result.audio.equals(baseline)).toBe(true);
     } finally {

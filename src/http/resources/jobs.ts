@@ -6,7 +6,7 @@
  * Downloads go through `{root_url}/api/open/tts/jobs/{taskId}/audio` with the
  * key and follow its signed redirect. `createOrRecover` handles a lost 202.
  */
-import { ApiError, ConnectionError, TimeoutError } from '../../errors.js';
+import { ApiError, ConnectionError, TimeoutError, VoxpipeError } from '../../errors.js';
 import type { HttpClient } from '../client.js';
 import { textFingerprint } from '../fingerprint.js';
 import { arr, asObject, bool, num, str, type JsonObject } from '../fields.js';
@@ -213,8 +213,18 @@ export class TtsJobs {
     } catch (err) {
       if (!isAmbiguousFailure(err)) throw err;
     }
-    const found = await this.findRecent(params, { since, maxPages: options.maxPages ?? 3, signal: options.signal });
-    if (found) return { job: found, recovered: true, resubmitted: false };
+    const search = await this.#search(params, { since, maxPages: options.maxPages ?? 3, signal: options.signal });
+    if (search.found) return { job: search.found, recovered: true, resubmitted: false };
+    // A list whose entries carry neither a fingerprint (or the text) nor a
+    // creation time cannot show that our job is absent (the spec's minimal
+    // shape): resubmit only under an Idempotency-Key the caller vouches for.
+    if (search.unprovable && options.idempotencyKey === undefined) {
+      throw new VoxpipeError(
+        'recovery_unavailable',
+        "the create got no answer and this deployment's job list does not say which job is ours (no textFingerprint or createdAt); " +
+          'check the list before submitting again, or pass an idempotencyKey the deployment deduplicates on',
+      );
+    }
     return { job: await this.create(params, options), recovered: false, resubmitted: true };
   }
 
@@ -223,6 +233,12 @@ export class TtsJobs {
    * fingerprint, voice and (when `params.modelId` is set) model match.
    */
   async findRecent(params: TtsJobParams, options: { since: number; maxPages?: number; signal?: AbortSignal | undefined }): Promise<TtsJob | undefined> {
+    return (await this.#search(params, options)).found;
+  }
+
+  /** `findRecent`, also saying whether the list could show a match at all (`unprovable`: listed jobs without fingerprint or time). */
+  async #search(params: TtsJobParams, options: { since: number; maxPages?: number; signal?: AbortSignal | undefined }): Promise<{ found: TtsJob | undefined; unprovable: boolean }> {
+    let unprovable = false;
     const fingerprint = textFingerprint(params.text);
     const createdAfter = new Date(options.since).toISOString();
     const limit = 100;
@@ -231,6 +247,7 @@ export class TtsJobs {
     for (let i = 0, page = 1, offset = 0; i < (options.maxPages ?? 3); i++) {
       const res = await this.list(this.family === TtsJobFamily.jobs ? { page, limit, createdAfter, signal: options.signal } : { offset, limit, createdAfter, signal: options.signal });
       for (const job of res.items) {
+        if (job.textFingerprint === undefined || job.createdAt === undefined) unprovable = true;
         const at = job.createdAt === undefined ? NaN : Date.parse(job.createdAt);
         const matches = at >= options.since && job.textFingerprint === fingerprint && job.voiceId === params.voiceId && (params.modelId === undefined || job.engineModelId === params.modelId);
         if (matches && at > bestAt) {
@@ -242,6 +259,6 @@ export class TtsJobs {
       page = res.nextPage ?? page + 1;
       offset += res.items.length;
     }
-    return best;
+    return { found: best, unprovable: best === undefined && unprovable };
   }
 }

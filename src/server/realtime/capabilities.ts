@@ -11,6 +11,7 @@ import { DEFAULT_MODEL, Mode, PROTOCOL_VERSION, REALTIME_PATHS, SUBPROTOCOL } fr
 import { LIMITS } from '../../protocol/limits.js';
 import { EMOTIONS, MODELS, PROVIDERS, modelFormats, voicesForModel } from '../catalog.js';
 import type { ServerContext } from '../context.js';
+import { notFound } from '../http/errors.js';
 import { defineRoute, type RouteDef } from '../http/router.js';
 
 /** Values of `start.request.latency` (the codec's schema accepts exactly these). */
@@ -91,6 +92,27 @@ export function capabilitiesRoute(ctx: ServerContext): RouteDef {
     tags: ['realtime'],
     auth: false,
     responses: { 200: { description: 'capabilities of this site', schema: CapabilitiesSchema } },
-    handler: () => ({ json: buildCapabilities(ctx) }),
+    handler: () => {
+      if (ctx.dialect.capabilities === 'absent') throw notFound('route');
+      const doc = buildCapabilities(ctx);
+      return { json: ctx.dialect.capabilities === 'top-level-models' ? topLevelModels(doc) : doc };
+    },
   });
+}
+
+/**
+ * The `alt` dialect's layout of the same facts: models at the top level,
+ * each with its provider and a default voice, no voice lists (a client
+ * finds voices through `GET /voices`).
+ */
+function topLevelModels(doc: ReturnType<typeof buildCapabilities>) {
+  return {
+    site: doc.site,
+    protocol_version: doc.protocol_version,
+    modes: doc.modes,
+    models: doc.providers.flatMap((p) =>
+      p.models.map((m) => ({ id: m.id, provider: p.id, default: m.default, default_voice_id: m.voices[0]?.voice_id, formats: m.formats })),
+    ),
+    pcm: doc.pcm,
+  };
 }

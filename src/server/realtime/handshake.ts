@@ -6,7 +6,7 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { SUBPROTOCOL } from '../../protocol/constants.js';
-import type { ServerContext } from '../context.js';
+import { errorBody, type ServerContext } from '../context.js';
 import { accountByKey, bearerToken, hasUrlCredentials } from '../http/auth.js';
 import { ApiErrorCode, HttpError, badRequest, unauthorized } from '../http/errors.js';
 import type { Account } from '../store/types.js';
@@ -48,12 +48,12 @@ export function checkHandshake(ctx: ServerContext, req: IncomingMessage): Handsh
 }
 
 /** Answer a refused upgrade with an HTTP error response and close the socket. */
-export function rejectUpgrade(socket: Duplex, err: HttpError, requestId: string): void {
+export function rejectUpgrade(ctx: Pick<ServerContext, 'dialect'>, socket: Duplex, err: HttpError, requestId: string): void {
   if (!socket.writable) {
     socket.destroy();
     return;
   }
-  const body = JSON.stringify({ error: { code: err.code, message: err.message, requestId, ...err.extra } });
+  const body = JSON.stringify(errorBody(ctx, { code: err.code, message: err.message, requestId, ...err.extra }));
   const headers = [
     `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? 'Error'}`,
     'Content-Type: application/json; charset=utf-8',

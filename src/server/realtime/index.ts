@@ -58,7 +58,7 @@ export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerM
     try {
       handshake = checkHandshake(ctx, req);
     } catch (err) {
-      rejectUpgrade(socket, err instanceof HttpError ? err : new HttpError(500, ApiErrorCode.internalError, 'internal server error'), requestId);
+      rejectUpgrade(ctx, socket, err instanceof HttpError ? err : new HttpError(500, ApiErrorCode.internalError, 'internal server error'), requestId);
       return;
     }
     socket.on('error', () => undefined);
@@ -72,7 +72,7 @@ export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerM
   }
 
   return {
-    routes: [capabilitiesRoute(ctx), browserTicketRoute(tickets), ...statusRoutes(ctx, requests)] as RouteDef<never, never>[],
+    routes: [capabilitiesRoute(ctx), browserTicketRoute(ctx, tickets), ...statusRoutes(ctx, requests)] as RouteDef<never, never>[],
     upgrade: { [REALTIME_PATHS.live]: upgrade },
     async drain() {
       await Promise.all([...sessions].map((s) => s.drain()));

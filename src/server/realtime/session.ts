@@ -35,6 +35,7 @@ import type { RawData, WebSocket } from 'ws';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProtocolError } from '../../errors.js';
 import { decodeClientEvent, encodeFrame } from '../../protocol/codec.js';
+import type { RealtimeRewriter } from '../dialect.js';
 import { CloseCode, ErrorCode, FinishReason, Mode, PROTOCOL_VERSION, RequestState } from '../../protocol/constants.js';
 import type { AuthEvent, ClientEvent, ServerEventName, StartEvent } from '../../protocol/events.js';
 import type { ServerContext } from '../context.js';
@@ -104,6 +105,7 @@ export class Session implements SessionPort {
     this.#handshake = handshake;
     this.sessionId = services.ctx.newId('sess');
     this.traceId = services.ctx.newId('trace');
+    this.#rewrite = services.ctx.dialect.realtime();
     this.#eventPrefix = `ev_${this.sessionId.slice(5, 13)}_`;
     this.#closed = new Promise((resolve) => ws.once('close', () => resolve()));
     ws.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
@@ -138,11 +140,14 @@ export class Session implements SessionPort {
     return this.#closed;
   }
 
+  /** The dialect's rewrite of every event of this connection (`dialect.ts`). */
+  readonly #rewrite: RealtimeRewriter;
+
   send<N extends ServerEventName>(name: N, body: EventBody<N>, inReplyTo?: string): void {
     if (this.#ws.readyState !== this.#ws.OPEN) return;
     const envelope: Record<string, unknown> = { event: name, event_id: `${this.#eventPrefix}${++this.#eventSeq}`, trace_id: this.traceId, timestamp: Date.now() };
     if (inReplyTo !== undefined) envelope['in_reply_to'] = inReplyTo;
-    this.#ws.send(encodeFrame(Object.assign(envelope, body)));
+    for (const frame of this.#rewrite(Object.assign(envelope, body))) this.#ws.send(encodeFrame(frame));
   }
 
   sendAudio(fields: AudioFields): void {

@@ -54,6 +54,15 @@ export function requestStatusBody(record: RequestRecord): RequestStatus {
   return body;
 }
 
+/** The `alt` dialect's manifest: entries without `index`, `url` instead of `audio_url` (in listed order). */
+function altManifest(body: RequestStatus): Record<string, unknown> {
+  if (!body.segments) return body;
+  return {
+    ...body,
+    segments: body.segments.map(({ index: _index, audio_url, ...rest }) => (audio_url === undefined ? rest : { ...rest, url: audio_url })),
+  };
+}
+
 /** The two routes over `requests`. */
 export function statusRoutes(ctx: ServerContext, requests: RequestStore): RouteDef[] {
   return [
@@ -66,7 +75,8 @@ export function statusRoutes(ctx: ServerContext, requests: RequestStore): RouteD
       handler({ account, params }) {
         const record = requests.get(account.userId, params['request_id'] ?? '');
         if (!record) throw notFound('request');
-        return { json: requestStatusBody(record) };
+        const body = requestStatusBody(record);
+        return { json: ctx.dialect.manifest === 'alt' ? altManifest(body) : body };
       },
     }),
     defineRoute({

@@ -91,7 +91,7 @@ const TicketBodySchema = z.object({ origin: z.string().min(1).max(2048) });
 const TicketResponseSchema = z.object({ ticket: z.string(), expires_at: z.string(), site: z.string(), origin: z.string() });
 
 /** `POST /v2/tts/browser-tickets` with Bearer key and `{ origin }`. */
-export function browserTicketRoute(book: TicketBook): RouteDef<z.infer<typeof TicketBodySchema>> {
+export function browserTicketRoute(ctx: Pick<ServerContext, 'dialect'>, book: TicketBook): RouteDef<z.infer<typeof TicketBodySchema>> {
   return defineRoute({
     method: 'POST',
     path: REALTIME_PATHS.browserTickets,
@@ -105,7 +105,8 @@ export function browserTicketRoute(book: TicketBook): RouteDef<z.infer<typeof Ti
       const host = req.headers.host;
       if (!host) throw badRequest('missing Host header');
       const record = book.issue(account, host, origin);
-      return { json: { ticket: record.ticket, expires_at: new Date(record.expiresAtMs).toISOString(), site: record.site, origin: record.origin } };
+      // The ticket's field name is a deployment's choice (spec 4.10: "returning a ticket"); the dialect picks it.
+      return { json: { [ctx.dialect.ticketField]: record.ticket, expires_at: new Date(record.expiresAtMs).toISOString(), site: record.site, origin: record.origin } };
     },
   });
 }

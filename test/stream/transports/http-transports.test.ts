@@ -4,7 +4,7 @@ import { BadRequestError } from '../../../src/errors.js';
 import { createClient, type VoxpipeClient } from '../../../src/http/index.js';
 import type { AudioChunk, AudioFormat } from '../../../src/protocol/audio.js';
 import { parseWavHeader, WAV_UNKNOWN_SIZE } from '../../../src/sinks/wav-header.js';
-import { startServer, type ReferenceServer } from '../../../src/server/index.js';
+import { dialectOf, startServer, type ReferenceServer } from '../../../src/server/index.js';
 import { AsyncTransport } from '../../../src/stream/transports/async.js';
 import { CompatTransport } from '../../../src/stream/transports/compat.js';
 import type { HttpTransportOptions } from '../../../src/stream/transports/http-base.js';
@@ -72,7 +72,9 @@ describe.each(makers)('%s transport', (name, make) => {
       const got = Buffer.concat(chunks.filter((c) => c.segmentId === s.segmentId).map((c) => c.data));
       expect(got.equals(await referencePcm(s.text))).toBe(true);
       expect(completed[i]!.audioBytes).toBe(got.length);
-      expect(completed[i]!.units).toBeGreaterThan(0);
+      // A deployment answering the minimal job shape does not say what a job cost.
+      if (name === 'async' && dialectOf().jobShape === 'minimal') expect(completed[i]!.units).toBe(0);
+      else expect(completed[i]!.units).toBeGreaterThan(0);
     }
     expect(t.pending()).toEqual([]);
   });

@@ -71,6 +71,8 @@ export const voiceListQuery = z.object({
   language: z.string().min(2).max(35).optional().meta({ description: 'Only voices of this language (a tag or its primary subtag, e.g. en).' }),
   limit: z.coerce.number().int().min(1).max(100).default(100).meta({ description: 'Voices per page, 1 to 100 (default 100).' }),
   offset: z.coerce.number().int().min(0).default(0),
+  page: z.coerce.number().int().min(1).optional().meta({ description: 'Page number from 1 (dialects that page by number).' }),
+  pageSize: z.coerce.number().int().min(1).max(100).optional().meta({ description: 'Voices per page (dialects that page by number; default 20).' }),
 });
 export type VoiceListQuery = z.infer<typeof voiceListQuery>;
 

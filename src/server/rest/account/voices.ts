@@ -168,6 +168,11 @@ function deleteView(voice: StoredVoice): Record<string, unknown> {
 export function voiceRoutes(ctx: ServerContext, idempotency: IdempotencyStore): RouteDef<never, never>[] {
   const listHandler = ({ account, query }: RouteContext<unknown, VoiceListQuery>) => {
     const all = listVoices(ctx, account, query);
+    if (ctx.dialect.voicesPaging === 'page') {
+      const pageSize = query.pageSize ?? 20;
+      const number = query.page ?? 1;
+      return { json: { data: all.slice((number - 1) * pageSize, number * pageSize), page: number, pageSize, total: all.length } };
+    }
     const page = all.slice(query.offset, query.offset + query.limit);
     return { json: { data: page, pagination: { limit: query.limit, offset: query.offset, hasMore: query.offset + query.limit < all.length, total: all.length } } };
   };

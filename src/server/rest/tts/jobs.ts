@@ -29,7 +29,7 @@ import {
   type JobBody,
   type JobListQuery,
 } from './schemas.js';
-import { envelope, flatStatus, flatTask, jobListItem, statesOfEnvelope, statesOfFlat } from './views.js';
+import { envelope, flatStatus, flatTask, jobListItem, minimalTask, statesOfEnvelope, statesOfFlat } from './views.js';
 
 export const JOB_PATHS = {
   jobs: '/api/open/v1/speech/tts/jobs',
@@ -83,7 +83,13 @@ export function jobRoutes(ctx: ServerContext, runner: TaskRunner<TtsJobInput, Tt
       body: jobBody,
       headers: [IDEMPOTENCY_DOC],
       responses: { 202: { description: 'Accepted', schema: envelopeResponse }, ...createErrors },
-      handler: (c) => created(c, 'speech-tts-jobs', (task) => envelope(ctx, task, c.requestId, quotaRemaining(c.account))),
+      handler: (c) =>
+        created(c, 'speech-tts-jobs', (task) => {
+          // Which shape this route answers is a deployment's choice (spec 4.3); the dialect picks it.
+          if (ctx.dialect.jobShape === 'flat') return { taskId: task.taskId, status: flatStatus(task), creditsCharged: task.creditsCharged };
+          if (ctx.dialect.jobShape === 'minimal') return { id: task.taskId, status: 'queued' };
+          return envelope(ctx, task, c.requestId, quotaRemaining(c.account));
+        }),
     }),
     defineRoute<unknown, JobListQuery>({
       method: 'GET',
@@ -96,6 +102,10 @@ export function jobRoutes(ctx: ServerContext, runner: TaskRunner<TtsJobInput, Tt
       handler: ({ account, query }) => {
         const all = runner.list(account, { states: query.status ? statesOfEnvelope(query.status) : undefined, createdAfter: query.createdAfter });
         const page = paginate(all, query);
+        if (ctx.dialect.jobShape !== 'envelope') {
+          const view = ctx.dialect.jobShape === 'flat' ? flatTask : minimalTask;
+          return { json: { data: page.items.map((t) => view(ctx, t)), pagination: { limit: page.limit, offset: page.offset, hasMore: page.hasMore } } };
+        }
         return { json: { data: page.items.map((t) => jobListItem(ctx, t)), pagination: { page: page.page, limit: page.limit, hasMore: page.hasMore, nextPage: page.nextPage } } };
       },
     }),
@@ -106,7 +116,12 @@ export function jobRoutes(ctx: ServerContext, runner: TaskRunner<TtsJobInput, Tt
       tags: ['tts-jobs'],
       capability: 'tts',
       responses: { 200: { description: 'The job', schema: envelopeResponse }, ...readErrors },
-      handler: ({ account, params, requestId }) => ({ json: envelope(ctx, runner.get(account, params['taskId']!), requestId) }),
+      handler: ({ account, params, requestId }) => {
+        const task = runner.get(account, params['taskId']!);
+        if (ctx.dialect.jobShape === 'flat') return { json: flatTask(ctx, task) };
+        if (ctx.dialect.jobShape === 'minimal') return { json: minimalTask(ctx, task) };
+        return { json: envelope(ctx, task, requestId) };
+      },
     }),
     defineRoute<JobBody, unknown>({
       method: 'POST',

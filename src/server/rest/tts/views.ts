@@ -120,3 +120,18 @@ export function flatTask(ctx: ServerContext, task: TtsTask) {
     ...taskMeta(task),
   };
 }
+
+/**
+ * The `minimal` shape (spec 2.5: "create returns `{ id, status }` with
+ * initial status `queued`; detail adds `audioUrl` on success and an error
+ * code or message on failure").
+ */
+export function minimalTask(ctx: ServerContext, task: TtsTask) {
+  const status = task.state === 'pending' ? 'queued' : flatStatus(task);
+  const out: Record<string, unknown> = { id: task.taskId, status };
+  const audioUrl = finalAudioUrl(ctx, task);
+  if (audioUrl) out['audioUrl'] = audioUrl;
+  if (task.errorCode) out['errorCode'] = task.errorCode;
+  if (task.errorMessage) out['errorMessage'] = task.errorMessage;
+  return out;
+}
