@@ -123,7 +123,13 @@ export class Router {
       if (r.def.method !== method && !(method === 'HEAD' && r.def.method === 'GET')) continue;
       const params: Record<string, string> = {};
       r.names.forEach((name, i) => {
-        params[name] = decodeURIComponent(m[i + 1]!);
+        const raw = m[i + 1]!;
+        try {
+          params[name] = decodeURIComponent(raw);
+        } catch {
+          // `%E0%A4%A`: a malformed percent-encoding is the client's mistake, not a server error.
+          throw badRequest(`path parameter ${name} is not valid percent-encoding`);
+        }
       });
       return { def: r.def, params };
     }

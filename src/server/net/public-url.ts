@@ -43,6 +43,12 @@ export class PublicUrlError extends Error {
 export interface UrlPolicy {
   /** Accept loopback, LAN and other private addresses; default false. */
   allowPrivate?: boolean | undefined;
+  /**
+   * Accept a host name that does not resolve right now (a create call: DNS
+   * may recover before the fetch, and the fetch checks every hop again);
+   * default false (a fetch refuses it).
+   */
+  acceptUnresolvable?: boolean | undefined;
 }
 
 /** Error code of a connection refused by `guardedLookup`. */
@@ -159,9 +165,13 @@ export async function checkPublicUrl(raw: string, policy: UrlPolicy = {}): Promi
   try {
     addresses = await lookupAll(host);
   } catch {
+    if (policy.acceptUnresolvable) return url;
     throw new PublicUrlError(PublicUrlErrorKind.unresolvable, `host ${host} does not resolve`);
   }
-  if (addresses.length === 0) throw new PublicUrlError(PublicUrlErrorKind.unresolvable, `host ${host} does not resolve`);
+  if (addresses.length === 0) {
+    if (policy.acceptUnresolvable) return url;
+    throw new PublicUrlError(PublicUrlErrorKind.unresolvable, `host ${host} does not resolve`);
+  }
   if (addresses.some((a) => isPrivateAddress(a.address))) throw notPublic(`host ${host} resolves to a non-public address`);
   return url;
 }

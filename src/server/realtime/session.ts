@@ -34,8 +34,9 @@
 import type { RawData, WebSocket } from 'ws';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProtocolError } from '../../errors.js';
-import { decodeClientEvent, encodeFrame } from '../../protocol/codec.js';
+import { decodeMap, encodeFrame, parseClientEvent } from '../../protocol/codec.js';
 import type { RealtimeRewriter } from '../dialect.js';
+import { LIMITS } from '../../protocol/limits.js';
 import { CloseCode, ErrorCode, FinishReason, Mode, PROTOCOL_VERSION, RequestState } from '../../protocol/constants.js';
 import type { AuthEvent, ClientEvent, ServerEventName, StartEvent } from '../../protocol/events.js';
 import type { ServerContext } from '../context.js';
@@ -232,11 +233,17 @@ export class Session implements SessionPort {
     this.#armIdle();
     const authenticated = this.#phase === Phase.open;
     let event: ClientEvent;
+    // The frame's own event_id once it decodes, so even a refusal of its
+    // content is a direct reply with `in_reply_to` (spec 6).
+    let replyTo: string | undefined;
     try {
       if (!isBinary) throw new RealtimeFailure(ErrorCode.invalidMessage, 'text frames are not accepted: send MessagePack maps in binary frames', { stage: 'decode' });
-      event = decodeClientEvent(toBytes(data));
+      const map = decodeMap(toBytes(data));
+      const id = map['event_id'];
+      if (typeof id === 'string' && id.length > 0 && id.length <= LIMITS.idMaxChars) replyTo = id;
+      event = parseClientEvent(map);
     } catch (err) {
-      this.fail(decodeFailure(err, !authenticated));
+      this.fail(decodeFailure(err, !authenticated), replyTo);
       return;
     }
     try {

@@ -60,7 +60,8 @@ export function profileRoutes(ctx: ServerContext): RouteDef<never, never>[] {
         let webhookUrl: string | undefined;
         if (body.webhookUrl !== null) {
           try {
-            webhookUrl = (await checkPublicUrl(body.webhookUrl, { allowPrivate: ctx.allowPrivateUrls })).toString();
+            // A host that does not resolve right now is accepted: deliveries fail and are retried until it does.
+            webhookUrl = (await checkPublicUrl(body.webhookUrl, { allowPrivate: ctx.allowPrivateUrls, acceptUnresolvable: true })).toString();
           } catch (err) {
             if (err instanceof PublicUrlError) throw badRequest(`webhookUrl ${err.message}`);
             throw err;

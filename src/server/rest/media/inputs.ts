@@ -28,10 +28,15 @@ function urlError(field: string, err: MediaFetchError | PublicUrlError): HttpErr
   return badRequest(`${field} ${err.message}`, { field, reason: err.kind });
 }
 
-/** Check one input URL at create: 400 naming `field` when it is not a fetchable public URL. */
+/**
+ * Check one input URL at create: 400 naming `field` when it is not a public
+ * http(s) URL. A host that does not resolve right now is accepted: the task
+ * then fails with an error code and is refunded if it still does not when
+ * fetched (private and loopback addresses are refused at every hop then).
+ */
 export async function checkUrlField(ctx: ServerContext, field: string, url: string): Promise<string> {
   try {
-    return (await checkPublicUrl(url, { allowPrivate: ctx.allowPrivateUrls })).href;
+    return (await checkPublicUrl(url, { allowPrivate: ctx.allowPrivateUrls, acceptUnresolvable: true })).href;
   } catch (err) {
     if (err instanceof PublicUrlError) throw urlError(field, err);
     throw err;
