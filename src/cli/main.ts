@@ -45,8 +45,8 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     io.stdout.write(`${usage()}\n`);
     return name === undefined ? ExitCode.usage : ExitCode.ok;
   }
-  if (name === '--version') {
-    io.stdout.write('voxpipe 0.1.0\n');
+  if (name === '--version' || name === '-V') {
+    io.stdout.write(`voxpipe ${await packageVersion()}\n`);
     return ExitCode.ok;
   }
   const command = COMMANDS[name];
@@ -54,10 +54,22 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     io.stderr.write(`voxpipe: error invalid_arguments: unknown command ${JSON.stringify(name)}\n${usage()}\n`);
     return ExitCode.usage;
   }
+  // `voxpipe CMD --help`: the command's usage on stdout, exit 0 (before any option is checked or anything starts).
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout.write(`usage: ${command.usage}\n`);
+    return ExitCode.ok;
+  }
   try {
     return await command.run(rest, io);
   } catch (err) {
     io.stderr.write(`${errorLine(err)}\n`);
     return classifyFailure(err, err instanceof UsageError ? ExitCode.usage : undefined).exit;
   }
+}
+
+/** The version in package.json (dist/cli/main.js and src/cli/main.ts are both two levels below it). */
+async function packageVersion(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return pkg.version ?? 'unknown';
 }

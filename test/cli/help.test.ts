@@ -1,0 +1,23 @@
+/** `voxpipe CMD --help` and `voxpipe --version` (issue 11): usage on stdout, exit 0, nothing started. */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { fakeIo } from '../helpers/fake-io.js';
+
+const COMMANDS = ['say', 'speak', 'serve', 'jobs', 'voices', 'design', 'profile', 'usage', 'transcribe', 'image', 'video', 'lipsync', 'bench'];
+
+describe('help and version', () => {
+  it.each(COMMANDS)('%s --help prints its usage and exits 0', async (command) => {
+    const io = fakeIo({});
+    expect(await main([command, '--help'], io)).toBe(0);
+    expect(io.out()).toMatch(new RegExp(`^usage: voxpipe ${command}\\b`));
+    expect(io.err()).toBe('');
+  });
+
+  it('--version prints the version of package.json', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const io = fakeIo({});
+    expect(await main(['--version'], io)).toBe(0);
+    expect(io.out()).toBe(`voxpipe ${version}\n`);
+  });
+});
