@@ -6,7 +6,9 @@
  * it again after a timeout never creates a second job. On the embedded
  * default each invocation has its own server: use `create --wait --out FILE`.
  */
-import { writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { createClient, type VoxpipeClient } from '../http/index.js';
 import type { TtsJob } from '../http/resources/jobs.js';
@@ -15,7 +17,10 @@ import { AUDIO_FORMATS } from '../protocol/audio.js';
 import { DEFAULT_MODEL } from '../protocol/constants.js';
 import { defaultVoice } from '../speech.js';
 import { choice, numberOption, usage, UsageError } from './args.js';
+import { openFileSink } from '../sinks/index.js';
+import { parseWavHeader } from '../sinks/wav-header.js';
 import { ExitCode, note, type Io } from './io.js';
+import { checkOutPath } from './out-path.js';
 import { openService } from './service.js';
 
 export const JOBS_USAGE =
@@ -61,6 +66,8 @@ export async function jobs(argv: string[], io: Io): Promise<number> {
   const intervalMs = numberOption(values['interval-ms'], 'interval-ms', 10, 60_000);
   const poll = { ...(intervalMs !== undefined && { intervalMs, maxIntervalMs: Math.max(intervalMs, 5_000) }), onProgress: progress(io) };
   const print = (value: unknown) => io.stdout.write(`${values.json ? JSON.stringify(value) : JSON.stringify(value, null, 2)}\n`);
+  // Before any request: no job is paid for that cannot be written.
+  if (values.out !== undefined) await checkOutPath(values.out);
   const service = await openService(io);
   try {
     const client: VoxpipeClient = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
@@ -122,9 +129,38 @@ function formatOfPath(path: string | undefined): (typeof AUDIO_FORMATS)[number] 
 
 async function download(client: VoxpipeClient, job: TtsJob, out: string, io: Io): Promise<void> {
   const file = await client.jobs.download(job);
-  if (out === '-') io.stdout.write(file.data);
-  else {
+  if (out === '-') {
+    io.stdout.write(file.data);
+    return;
+  }
+  // The file holds what its name says: the job's audio is converted when the
+  // extension names another format (wav and raw PCM decoded here, other
+  // containers through ffmpeg).
+  const source = formatOfBytes(file.data, file.contentType);
+  const target = formatOfPath(out);
+  if (source === undefined || source === target) {
     await writeFile(out, file.data);
     note(io, `wrote ${out} (${file.data.length} bytes, ${file.contentType})`);
+    return;
   }
+  const header = source === 'wav' ? parseWavHeader(file.data) : undefined;
+  // The decoders read the real layout of mp3 and opus; these numbers only seed them.
+  const info = { format: source, ...(header?.pcm ?? { sampleRate: 24_000, channels: 1, bitDepth: 16 }) };
+  const sink = openFileSink(out, info);
+  await pipeline(Readable.from([file.data]), sink);
+  await sink.done;
+  note(io, `wrote ${out} (${(await stat(out)).size} bytes, converted from the job's ${source})`);
+}
+
+/** The format of downloaded audio, from its bytes first, else its Content-Type. */
+function formatOfBytes(data: Buffer, contentType: string | undefined): (typeof AUDIO_FORMATS)[number] | undefined {
+  if (data.subarray(0, 4).toString('latin1') === 'RIFF') return 'wav';
+  if (data.subarray(0, 4).toString('latin1') === 'OggS') return 'opus';
+  if (data.subarray(0, 3).toString('latin1') === 'ID3' || (data[0] === 0xff && ((data[1] ?? 0) & 0xe0) === 0xe0)) return 'mp3';
+  const type = contentType?.toLowerCase() ?? '';
+  if (type.includes('mpeg')) return 'mp3';
+  if (type.includes('wav')) return 'wav';
+  if (type.includes('ogg') || type.includes('opus')) return 'opus';
+  if (type.includes('pcm') || type.includes('l16')) return 'pcm';
+  return undefined;
 }

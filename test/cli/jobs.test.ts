@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { parseWavHeader } from '../../src/sinks/wav-header.js';
 import { dialectOf, startServer, type ReferenceServer } from '../../src/server/index.js';
 import { fakeIo } from '../helpers/fake-io.js';
 
@@ -39,6 +40,21 @@ describe('voxpipe jobs', () => {
     const again = join(dir, 'again.wav');
     expect(await main(['jobs', 'download', job.taskId, '--out', again], fakeIo(env()))).toBe(0);
     expect((await readFile(again)).equals(wav)).toBe(true);
+  });
+
+  it('download --out x.wav of an mp3 job writes a WAV (the file holds what its name says)', async () => {
+    const io = fakeIo(env());
+    expect(await main(['jobs', 'create', 'An mp3 job for a WAV file.', '--format', 'mp3', '--wait', '--interval-ms', '20', '--json'], io)).toBe(0);
+    const job = JSON.parse(io.out());
+    const out = join(dir, 'converted.wav');
+    const dl = fakeIo(env());
+    expect(await main(['jobs', 'download', job.taskId, '--out', out], dl)).toBe(0);
+    expect(dl.err()).toMatch(/converted from the job's mp3/);
+    const wav = await readFile(out);
+    const header = parseWavHeader(wav);
+    expect(header?.pcm.sampleRate).toBeGreaterThan(0);
+    expect(header?.dataBytes).toBeGreaterThan(1_000);
+    expect(wav.length).toBe(header!.dataOffset + header!.dataBytes! + (header!.dataBytes! % 2));
   });
 
   it('an unknown job is a not_found error line', async () => {

@@ -62,6 +62,8 @@ interface Case {
 
 const cases: Case[] = [
   { name: '--out into a folder that does not exist', args: () => ['say', 'Hi.', '--out', join(dir, 'missing', 'x.wav')], env: () => ({}), code: 'output_unwritable', exit: 1, names: () => 'does not exist' },
+  { name: 'jobs download --out into a folder that does not exist', args: () => ['jobs', 'download', 'tts_any', '--out', join(dir, 'missing', 'j.wav')], env: () => ({}), code: 'output_unwritable', exit: 1, names: () => 'does not exist' },
+  { name: 'image --out into a folder that does not exist', args: () => ['image', 'a fox', '--out', join(dir, 'missing', 'i.png')], env: () => ({}), code: 'output_unwritable', exit: 1 },
   { name: '--out naming a folder', args: () => ['say', 'Hi.', '--out', dir], env: () => ({}), code: 'output_unwritable', exit: 1, names: () => 'folder' },
   { name: '--out with an extension voxpipe cannot write', args: () => ['say', 'Hi.', '--out', 'x.xyz'], env: () => ({}), code: 'invalid_arguments', exit: 2, names: () => '.wav' },
   { name: 'image --out with an extension that is not what the service returns', args: () => ['image', 'a red fox', '--out', 'fox.jpg'], env: () => ({}), code: 'invalid_arguments', exit: 2, names: () => '.png' },
