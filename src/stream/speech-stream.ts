@@ -23,6 +23,7 @@ import { Duplex, Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { AbortError, VoxpipeError } from '../errors.js';
 import { frameBytes, pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
+import { probeEncodedLayout } from '../protocol/audio-probe.js';
 import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from './transport.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
 
@@ -185,6 +186,8 @@ export class SpeechStream extends Duplex {
   #transport: SegmentTransport;
   #opened: Promise<ReadyInfo> | undefined;
   #ready: ReadyInfo | undefined;
+  /** The first audio chunk's own layout was read (`#checkLayout`). */
+  #layoutChecked = false;
   #nextIndex = 0;
   #pendingChars = 0;
   #writeWaiter: (() => void) | undefined;
@@ -489,8 +492,11 @@ export class SpeechStream extends Duplex {
       this.#waterfall.ttfaMs = this.#waterfall.firstAudioMs - from;
       this.emit('first-audio', { ttfaMs: this.#waterfall.ttfaMs });
     }
+    this.#checkLayout(chunk);
     this.#bytes += data.length;
-    const out = data === chunk.data ? chunk : { ...chunk, data };
+    const ready = this.#ready;
+    const relabel = ready !== undefined && (chunk.sampleRate !== ready.sampleRate || chunk.channels !== ready.channels);
+    const out = data === chunk.data && !relabel ? chunk : { ...chunk, data, ...(relabel && { sampleRate: ready.sampleRate, channels: ready.channels }) };
     if (this.#chunkMode) {
       this.#chunkMode.queue.push(out);
       this.#chunkMode.bytes += data.length;
@@ -500,6 +506,20 @@ export class SpeechStream extends Duplex {
     }
     this.#markRead(out);
     if (!this.push(data)) this.#pauseTransport();
+  }
+
+  /**
+   * The first audio of an encoded format says its own layout; where `ready`
+   * had only a default (a deployment need not send PCM metadata for mp3 or
+   * opus), the stream's word wins, for `summary().ready` and the chunks.
+   */
+  #checkLayout(chunk: AudioChunk): void {
+    if (this.#layoutChecked || chunk.data.length === 0) return;
+    this.#layoutChecked = true;
+    const layout = probeEncodedLayout(chunk.format, chunk.data);
+    if (layout && this.#ready && (layout.sampleRate !== this.#ready.sampleRate || layout.channels !== this.#ready.channels)) {
+      this.#ready = { ...this.#ready, sampleRate: layout.sampleRate, channels: layout.channels };
+    }
   }
 
   #markRead(chunk: AudioChunk): void {

@@ -1,0 +1,69 @@
+/**
+ * The layout an encoded stream announces in its first bytes. Spec 6 rule 2
+ * puts PCM metadata on `ready` for pcm (and we add it for wav); for mp3 and
+ * opus a deployment may say nothing, or a default, so the client reads the
+ * stream itself: the first MPEG audio frame header, the Ogg `OpusHead`
+ * (Opus always decodes at 48 kHz, RFC 7845, as ffprobe reports it), or the
+ * WAV `fmt ` chunk.
+ */
+import { AudioFormat } from './audio.js';
+
+export interface EncodedLayout {
+  sampleRate: number;
+  channels: number;
+}
+
+const MPEG_RATES: Record<number, readonly number[]> = {
+  3: [44_100, 48_000, 32_000], // MPEG-1
+  2: [22_050, 24_000, 16_000], // MPEG-2
+  0: [11_025, 12_000, 8_000], // MPEG-2.5
+};
+
+function mp3Layout(bytes: Uint8Array): EncodedLayout | undefined {
+  let i = 0;
+  // An ID3v2 tag first: 10-byte header, size in four 7-bit bytes.
+  if (bytes.length >= 10 && bytes[0] === 0x49 && bytes[1] === 0x44 && bytes[2] === 0x33) {
+    i = 10 + (((bytes[6]! & 0x7f) << 21) | ((bytes[7]! & 0x7f) << 14) | ((bytes[8]! & 0x7f) << 7) | (bytes[9]! & 0x7f));
+  }
+  for (; i + 4 <= bytes.length; i++) {
+    if (bytes[i] !== 0xff || (bytes[i + 1]! & 0xe0) !== 0xe0) continue;
+    const version = (bytes[i + 1]! >> 3) & 0x03;
+    const layer = (bytes[i + 1]! >> 1) & 0x03;
+    const rateIndex = (bytes[i + 2]! >> 2) & 0x03;
+    const bitrateIndex = bytes[i + 2]! >> 4;
+    if (version === 1 || layer === 0 || rateIndex === 3 || bitrateIndex === 0x0f) continue; // reserved: not a frame
+    const sampleRate = MPEG_RATES[version]?.[rateIndex];
+    if (sampleRate === undefined) continue;
+    return { sampleRate, channels: bytes[i + 3]! >> 6 === 3 ? 1 : 2 };
+  }
+  return undefined;
+}
+
+function opusLayout(bytes: Uint8Array): EncodedLayout | undefined {
+  const magic = Buffer.from('OpusHead');
+  const at = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(magic);
+  if (at < 0 || at + 10 > bytes.length) return undefined;
+  return { sampleRate: 48_000, channels: bytes[at + 9]! };
+}
+
+function wavLayout(bytes: Uint8Array): EncodedLayout | undefined {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (b.length < 36 || b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WAVE') return undefined;
+  const fmt = b.indexOf('fmt ', 12, 'latin1');
+  if (fmt < 0 || fmt + 16 > b.length) return undefined;
+  return { channels: b.readUInt16LE(fmt + 10), sampleRate: b.readUInt32LE(fmt + 12) };
+}
+
+/** The layout `bytes` (the start of a stream in `format`) announce; undefined for pcm or when they do not say. */
+export function probeEncodedLayout(format: string, bytes: Uint8Array): EncodedLayout | undefined {
+  switch (format) {
+    case AudioFormat.mp3:
+      return mp3Layout(bytes);
+    case AudioFormat.opus:
+      return opusLayout(bytes);
+    case AudioFormat.wav:
+      return wavLayout(bytes);
+    default:
+      return undefined;
+  }
+}
