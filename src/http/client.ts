@@ -240,6 +240,7 @@ export class HttpClient {
     const resendSafe = isResendSafe(method, headers, options.idempotent);
     const policy = { ...this.#policy, maxRetries: options.maxRetries ?? this.#policy.maxRetries };
     const context = `${method} ${url.pathname}`;
+    const started = Date.now();
 
     for (let attempt = 0; ; attempt++) {
       const outcome = await this.#attempt(method, url, headers, encoded.body, options, context);
@@ -251,7 +252,13 @@ export class HttpClient {
       const status = error instanceof ApiError ? error.status : undefined;
       const retryAfterMs = outcome.retryAfterMs;
       const decision = decideRetry({ status, code: error.code, retryAfterMs, resendSafe, attempt }, policy, this.#random());
-      if (!decision.retry) throw error;
+      if (!decision.retry) {
+        // Say the real wait: a timeout after retries took several attempts' time, not one.
+        if (error instanceof TimeoutError && attempt > 0) {
+          throw new TimeoutError(`${context}: no answer after ${attempt + 1} attempts in ${((Date.now() - started) / 1000).toFixed(1)} s (each attempt waited ${options.timeoutMs ?? this.timeoutMs} ms)`, { retryable: true, cause: error });
+        }
+        throw error;
+      }
       const info: RetryInfo = { attempt: attempt + 1, error, delayMs: decision.delayMs, method, path: url.pathname };
       this.#onRetry?.(info);
       options.onRetry?.(info);
