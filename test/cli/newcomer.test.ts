@@ -5,7 +5,7 @@
  * stack trace and no API key.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const BIN = fileURLToPath(new URL('../../bin/voxpipe.js', import.meta.url));
 const KEY = 'sk-newcomer-secret-key-123456';
 const dir = mkdtempSync(join(tmpdir(), 'voxpipe-newcomer-'));
+writeFileSync(join(dir, 'speech.wav'), Buffer.alloc(64));
 let busy: Server;
 let busyPort = 0;
 let closedPort = 0;
@@ -73,6 +74,14 @@ const cases: Case[] = [
   { name: 'VOXPIPE_BASE_URL on a port fetch refuses (9)', args: () => ['say', 'Hi.', '--out', 'x.wav'], env: () => remote(9), code: 'connection_failed', exit: 1 },
   { name: 'VOXPIPE_BASE_URL on an unknown host', args: () => ['voices'], env: () => ({ VOXPIPE_BASE_URL: 'http://voxpipe-no-such-host.invalid/api/open/v1' }), code: 'connection_failed', exit: 1, names: () => 'voxpipe-no-such-host.invalid' },
   { name: 'VOXPIPE_BASE_URL without a usable root', args: () => ['say', 'Hi.', '--out', 'x.wav'], env: () => ({ VOXPIPE_BASE_URL: 'voxpipe:/api/open/v1' }), code: 'invalid_config', exit: 1 },
+  {
+    name: 'a local file as input to a remote service',
+    args: () => ['transcribe', join(dir, 'speech.wav')],
+    env: () => ({ VOXPIPE_BASE_URL: 'https://tts.example.com/api/open/v1' }),
+    code: 'invalid_arguments',
+    exit: 2,
+    names: () => 'tts.example.com cannot fetch',
+  },
   { name: 'nothing to say', args: () => ['say', '--out', 'x.wav'], env: () => ({}), code: 'invalid_arguments', exit: 2 },
 ];
 

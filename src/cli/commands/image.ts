@@ -34,7 +34,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   if (!prompt) throw new UsageError(`image needs a PROMPT\n  ${USAGE}`);
   await checkOutput(values, ['.png']); // the service returns PNG
   const service = await openService(io);
-  const files = new LocalFiles();
+  const files = new LocalFiles(service.config.baseUrl);
   try {
     const client = clientOf(service.config);
     const model = values.model ?? defaultModelOf(await client.images.models(), FALLBACK_MODEL);

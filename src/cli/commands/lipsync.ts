@@ -35,7 +35,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   await checkOutput(values, ['.mp4']); // the service returns MP4
   const durationSeconds = numberOption(values.duration, 'duration', 0.001, 3_600);
   const service = await openService(io);
-  const files = new LocalFiles();
+  const files = new LocalFiles(service.config.baseUrl);
   try {
     const client = clientOf(service.config);
     const audioUrl = await files.urlOf(values.audio, '--audio');

@@ -57,6 +57,14 @@ export class LocalFiles {
   #server: Server | undefined;
   #base: string | undefined;
   readonly #files = new Map<string, { path: string; size: number; contentType: string }>();
+  /** The service's host, when it is not on this machine (it cannot fetch a file served from 127.0.0.1). */
+  readonly #remoteHost: string | undefined;
+
+  /** @param serviceUrl the service's `{base_url}`; local files work only when it is on this machine */
+  constructor(serviceUrl?: string) {
+    const host = serviceUrl === undefined ? undefined : new URL(serviceUrl).hostname.replace(/^\[|\]$/g, '');
+    this.#remoteHost = host === undefined || host === 'localhost' || host === '::1' || host.startsWith('127.') ? undefined : host;
+  }
 
   /**
    * A URL for `input`: itself when it is an http(s) URL, else the local file
@@ -64,6 +72,9 @@ export class LocalFiles {
    */
   async urlOf(input: string, what: string): Promise<string> {
     if (isUrl(input)) return input;
+    if (this.#remoteHost !== undefined) {
+      throw new UsageError(`${what}: ${input} is a file on this machine, which the service at ${this.#remoteHost} cannot fetch; give a public http(s) URL instead`);
+    }
     const path = resolve(input);
     let size: number;
     try {

@@ -29,7 +29,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   if (positionals.length !== 1) throw new UsageError(`transcribe needs one AUDIO_URL or FILE\n  ${USAGE}`);
   const durationSeconds = numberOption(values.duration, 'duration', 0.001, 600);
   const service = await openService(io);
-  const files = new LocalFiles();
+  const files = new LocalFiles(service.config.baseUrl);
   try {
     const audioUrl = await files.urlOf(positionals[0]!, 'audio');
     const client = clientOf(service.config);

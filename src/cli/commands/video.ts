@@ -37,7 +37,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const seconds = numberOption(values.seconds, 'seconds', 0.1, 60);
   if (values.size !== undefined && !/^\d+x\d+$/.test(values.size)) throw new UsageError('--size must be <width>x<height>, e.g. 640x360');
   const service = await openService(io);
-  const files = new LocalFiles();
+  const files = new LocalFiles(service.config.baseUrl);
   try {
     const client = clientOf(service.config);
     const model = values.model ?? defaultModelOf(await client.videos.models(), FALLBACK_MODEL);
