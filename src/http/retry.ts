@@ -9,6 +9,7 @@
  * `X-Request-Id` or `Idempotency-Key` the server deduplicates on. A 429 was
  * refused before any work, so it is always safe to resend after the wait.
  */
+import { backoffDelayMs as sharedBackoffDelayMs } from '../backoff.js';
 
 /** HTTP methods the client sends. */
 export const HttpMethod = {
@@ -55,15 +56,13 @@ export const DEFAULT_BACKOFF: BackoffOptions = {
 };
 
 /**
- * Exponential backoff with "equal jitter": half the exponential delay is
- * fixed, half is random, so retries of many clients spread out but never
- * collapse to zero.
- * @param attempt 0 for the first retry
+ * The REST client's backoff: the shared one (`src/backoff.ts`, equal jitter:
+ * half the exponential delay fixed, half random) with this client's delays.
+ * @param attempt 1 for the first retry
  * @param random a number in [0, 1); `Math.random()` by default
  */
 export function backoffDelayMs(attempt: number, options: BackoffOptions = DEFAULT_BACKOFF, random: number = Math.random()): number {
-  const exp = Math.min(options.maxDelayMs, options.initialDelayMs * 2 ** Math.max(0, attempt));
-  return Math.round(exp / 2 + (exp / 2) * random);
+  return sharedBackoffDelayMs(attempt, { baseMs: options.initialDelayMs, factor: 2, maxMs: options.maxDelayMs, jitter: 0.5 }, random);
 }
 
 /**
@@ -113,7 +112,7 @@ export interface RetryPolicy extends BackoffOptions {
  */
 export function decideRetry(failure: FailureInfo, policy: RetryPolicy, random: number = Math.random()): RetryDecision {
   if (failure.attempt >= policy.maxRetries) return { retry: false };
-  const backoff = backoffDelayMs(failure.attempt, policy, random);
+  const backoff = backoffDelayMs(failure.attempt + 1, policy, random);
   const { status } = failure;
   if (status === 429) {
     if (failure.retryAfterMs !== undefined) {

@@ -25,11 +25,12 @@ describe('parseRetryAfterMs', () => {
 
 describe('backoffDelayMs', () => {
   it('grows exponentially with equal jitter and is capped', () => {
-    expect(backoffDelayMs(0, policy, 0)).toBe(250);
-    expect(backoffDelayMs(0, policy, 0.999999)).toBe(500);
-    expect(backoffDelayMs(3, policy, 0)).toBe(2_000);
-    expect(backoffDelayMs(10, policy, 0.999999)).toBe(8_000);
-    expect(backoffDelayMs(10, policy, 0)).toBe(4_000);
+    // 1 is the first retry (one convention with the realtime machine).
+    expect(backoffDelayMs(1, policy, 0)).toBe(250);
+    expect(backoffDelayMs(1, policy, 0.999999)).toBe(500);
+    expect(backoffDelayMs(4, policy, 0)).toBe(2_000);
+    expect(backoffDelayMs(11, policy, 0.999999)).toBe(8_000);
+    expect(backoffDelayMs(11, policy, 0)).toBe(4_000);
   });
 });
 

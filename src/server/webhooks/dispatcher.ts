@@ -17,6 +17,7 @@
  * - A URL that breaks the public-URL rule (unless the server allows private
  *   URLs) fails the delivery without any attempt.
  */
+import { backoffDelayMs } from '../../backoff.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerContext } from '../context.js';
 import type { Collection } from '../store/types.js';
@@ -117,9 +118,9 @@ export function webhookOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Web
   return out;
 }
 
-/** Delay before retry number `retry` (1 for the first retry). */
+/** Delay before retry number `retry` (1 for the first retry): the shared backoff, doubling, no jitter. */
 export function retryDelayMs(retry: number, initialDelayMs: number, maxDelayMs: number): number {
-  return Math.min(maxDelayMs, initialDelayMs * 2 ** (retry - 1));
+  return backoffDelayMs(retry, { baseMs: initialDelayMs, factor: 2, maxMs: maxDelayMs, jitter: 0 }, 0);
 }
 
 const dispatchers = new WeakMap<ServerContext, WebhookDispatcher>();
