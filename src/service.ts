@@ -5,6 +5,7 @@
  * examples start this way, so they run with no configuration.
  */
 import { configFromEnv, LOCAL_DEV_API_KEY, type ServiceConfig } from './config.js';
+import { redact } from './errors.js';
 // Types only: `import 'voxpipe'` must not load the reference server (about
 // 110 modules); `openService()` imports it on demand when nothing is configured.
 import type { ReferenceServer } from './server/index.js';
@@ -41,6 +42,11 @@ export async function openService(options: OpenServiceOptions = {}): Promise<Ser
     accounts: [{ apiKey, userId: 'local-dev' }],
     // The embedded server serves only this process: local files and loopback URLs are fine as inputs.
     allowPrivateUrls: true,
+    // Its internal errors are a one-line note on the user's terminal, the stack only with VOXPIPE_DEBUG.
+    log: (where, error) => {
+      const detail = env['VOXPIPE_DEBUG'] && error instanceof Error ? (error.stack ?? error.message) : error instanceof Error ? error.message : String(error);
+      process.stderr.write(`voxpipe: embedded server: ${where}: ${redact(detail)}\n`);
+    },
   });
   if (server.ctx.engine.name === 'tone' && options.engine !== 'tone') {
     options.onNote?.('no service configured and espeak is not installed: the embedded server speaks with the tone engine (npm install @echogarden/espeak-ng-emscripten for real speech)');

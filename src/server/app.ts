@@ -8,7 +8,7 @@ import { registerSecret } from '../errors.js';
 import { LOCAL_DEV_API_KEY } from '../config.js';
 import { createEngine, type EngineChoice } from './engines/index.js';
 import { supportedFormats } from './audio/encoder.js';
-import { errorBody, newId, type ServerContext, type ServerUrls } from './context.js';
+import { errorBody, newId, stderrLog, type ServerContext, type ServerLog, type ServerUrls } from './context.js';
 import { dialectOf, type DialectName } from './dialect.js';
 import { Faults, type FaultPlan } from './faults.js';
 import { authenticate } from './http/auth.js';
@@ -58,6 +58,8 @@ export interface ServerOptions {
   rateLimit?: RateLimitOptions;
   /** How the points the spec leaves open are taken (`dialect.ts`); default `VOXPIPE_DIALECT`, else `reference`. */
   dialect?: DialectName;
+  /** Where internal errors go; default standard error with the stack. */
+  log?: ServerLog;
 }
 
 /** A module of routes and WebSocket endpoints (realtime, TTS REST, media, account...). */
@@ -144,6 +146,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     newId,
     draining: false,
     dialect,
+    log: options.log ?? stderrLog,
   };
 
   const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
@@ -197,7 +200,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     } catch (err) {
       if (err instanceof HttpError) writeError(ctx, res, requestId, err);
       else {
-        process.stderr.write(`voxpipe server: internal error on ${req.method} ${(req.url ?? '').split('?')[0]}: ${(err as Error)?.stack ?? String(err)}\n`);
+        ctx.log(`internal error on ${req.method} ${(req.url ?? '').split('?')[0]}`, err);
         writeError(ctx, res, requestId, new HttpError(500, ApiErrorCode.internalError, 'internal server error'));
       }
     }

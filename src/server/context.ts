@@ -43,7 +43,17 @@ export interface ServerContext {
   draining: boolean;
   /** How this server takes the points the spec leaves open (`dialect.ts`). */
   dialect: Dialect;
+  /** Where the server reports its own internal errors (never to a client). */
+  log: ServerLog;
 }
+
+/** One internal error of the server: where it happened, and the error. */
+export type ServerLog = (where: string, error: unknown) => void;
+
+/** The default log: one line per error on standard error, with the stack (`voxpipe serve`). */
+export const stderrLog: ServerLog = (where, error) => {
+  process.stderr.write(`voxpipe server: ${where}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+};
 
 /** A REST error body in the dialect's shape (spec 7.1 describes both). */
 export function errorBody(ctx: Pick<ServerContext, 'dialect'>, fields: { code: string; message: string; requestId: string } & Record<string, unknown>): Record<string, unknown> {

@@ -253,7 +253,7 @@ export class Session implements SessionPort {
         this.fail(err, event.event_id);
         return;
       }
-      process.stderr.write(`voxpipe realtime: internal error on ${event.event}: ${(err as Error)?.stack ?? String(err)}\n`);
+      this.ctx.log(`realtime: internal error on ${event.event}`, err);
       this.fail(new RealtimeFailure(ErrorCode.internalError, 'internal server error', { terminal: true, stage: event.event }), event.event_id);
     }
   }

@@ -320,7 +320,7 @@ export class TaskRunner<I, R> {
     } catch (err) {
       if (err instanceof TaskFailure) this.fail(taskId, err.code, err.message);
       else {
-        process.stderr.write(`voxpipe server: ${this.type} task ${taskId} crashed: ${(err as Error)?.stack ?? String(err)}\n`);
+        this.#ctx.log(`${this.type} task ${taskId} crashed`, err);
         this.fail(taskId, 'internal_error', 'internal error while processing the task');
       }
     }
@@ -348,14 +348,11 @@ export class TaskRunner<I, R> {
     this.#settled.delete(task.taskId);
     for (const hook of [...registryOf(this.#ctx).hooks, ...this.onTerminal]) {
       try {
-        void Promise.resolve(hook(task as Task)).catch(reportHookError);
+        void Promise.resolve(hook(task as Task)).catch((e: unknown) => this.#ctx.log('task completion hook failed', e));
       } catch (err) {
-        reportHookError(err);
+        this.#ctx.log('task completion hook failed', err);
       }
     }
   }
 }
 
-function reportHookError(err: unknown): void {
-  process.stderr.write(`voxpipe server: task completion hook failed: ${(err as Error)?.message ?? String(err)}\n`);
-}

@@ -41,7 +41,7 @@ export async function generateCharged(ctx: ServerContext, account: Account, para
     return { file, credits };
   } catch (err) {
     ctx.ledger.release(refId);
-    if (!(err instanceof SynthesisError)) process.stderr.write(`voxpipe server: tts generation crashed: ${(err as Error)?.stack ?? String(err)}\n`);
+    if (!(err instanceof SynthesisError)) ctx.log('tts generation crashed', err);
     throw generationFailed(err);
   }
 }
