@@ -6,8 +6,8 @@
  * in, audio out), then pipe into a sink from `sinks`. Subsystems are also
  * exported as namespaces: `realtime`, `http`, `sinks`, `protocol`.
  */
-export { createSpeechStream, createTransport, defaultVoice, TRANSPORT_CHOICES } from './speech.js';
-export type { SpeechOptions, TransportChoice } from './speech.js';
+export { createSpeechPool, createSpeechStream, createTransport, defaultVoice, TRANSPORT_CHOICES } from './speech.js';
+export type { RealtimeTuning, SpeechOptions, SpeechPool, SpeechPoolOptions, TransportChoice } from './speech.js';
 export { SpeechStream, shouldFailover } from './stream/speech-stream.js';
 export type {
   InterruptReport,

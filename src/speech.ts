@@ -12,6 +12,8 @@ import type { Mode } from './protocol/constants.js';
 import type { StartRequest } from './protocol/events.js';
 import type { ServiceConfig } from './config.js';
 import { ReliableSession, type ReliableSessionOptions } from './realtime/reliable/session.js';
+import type { ConnectionSource } from './realtime/connection.js';
+import { ConnectionPool, type PoolStats } from './realtime/pool.js';
 import { SimpleSession } from './realtime/simple-session.js';
 import type { PartialSegmentPolicy } from './realtime/reliable/types.js';
 import { SpeechStream, type SpeechStreamOptions } from './stream/speech-stream.js';
@@ -54,6 +56,10 @@ export interface SpeechOptions {
   onPartialSegment?: PartialSegmentPolicy;
   /** Deadlines and bounds of the realtime transport (README, "Reliability"); simple mode takes the deadlines only. */
   realtime?: RealtimeTuning;
+  /** Where realtime connections come from; default a new connection each time (see `createSpeechPool`). */
+  connectionSource?: ConnectionSource;
+  /** What the deployment's capabilities route said (`discovery.fetchCapabilities`), to skip reading it again; `null`: it has none. */
+  capabilities?: Capabilities | null;
   segmenter?: TokenSegmenterOptions;
   maxBufferedChars?: number;
   maxBufferedAudioBytes?: number;
@@ -74,7 +80,7 @@ export function createTransport(
     if (o.language !== undefined) request.language = o.language;
     if (o.emotion !== undefined) request.emotion = o.emotion;
     const tuning = o.realtime ?? {};
-    const base = { wsUrl: config.wsUrl, apiKey: config.apiKey, request, requestId: o.requestId, ...(o.signal && { signal: o.signal }) };
+    const base = { wsUrl: config.wsUrl, apiKey: config.apiKey, request, requestId: o.requestId, ...(o.signal && { signal: o.signal }), ...(o.connectionSource && { connectionSource: o.connectionSource }) };
     if (o.mode === 'simple') {
       const { maxRetries: _r, maxResumeMs: _m, backoff: _b, ...simple } = tuning;
       return new SimpleSession({ ...base, ...simple });
@@ -109,7 +115,8 @@ export async function createSpeechStream(config: ServiceConfig, options: SpeechO
   let choice = options.transport ?? 'auto';
   const needCaps = choice === 'auto' || choice === 'realtime' || options.voiceId === undefined || options.model === undefined || options.format === 'pcm' || options.format === undefined;
   const discovery = { signal: options.signal };
-  const caps: Capabilities | undefined = needCaps ? await fetchCapabilities(config, discovery).catch(rethrowUnlessOptional) : undefined;
+  const caps: Capabilities | undefined =
+    options.capabilities !== undefined ? (options.capabilities ?? undefined) : needCaps ? await fetchCapabilities(config, discovery).catch(rethrowUnlessOptional) : undefined;
   const model = options.model ?? defaultModelOf(caps);
   const voiceId = options.voiceId ?? (await defaultVoice(config, model, options.signal, caps));
   // Realtime speaks public voices only (spec 4.10): the account's personal
@@ -147,4 +154,58 @@ function rethrowUnlessOptional(err: unknown): undefined {
   const e = err as VoxpipeError & { status?: number };
   if (typeof e.status === 'number' && e.status >= 500) return undefined;
   throw err;
+}
+
+export interface SpeechPoolOptions extends SpeechOptions {
+  /** Realtime connections kept authenticated and ready; default 1. */
+  spare?: number;
+  /** A ready connection unused this long is replaced; default 60_000 ms. */
+  maxIdleMs?: number;
+}
+
+/** SpeechStreams whose realtime connection is already open and authenticated when a turn starts. */
+export interface SpeechPool {
+  /** A SpeechStream as `createSpeechStream` makes it, with the pool's options under `options`, on a ready connection. */
+  createSpeechStream(options?: SpeechOptions): Promise<SpeechStream>;
+  /** Resolves once the spare connections are ready (at most `timeoutMs`). */
+  ready(timeoutMs?: number): Promise<void>;
+  readonly stats: PoolStats;
+  /** Close the spare connections (streams in progress keep theirs). */
+  close(): void;
+}
+
+/**
+ * A pool of prewarmed realtime connections (spec 4.10 allows one generation
+ * per connection, so each turn would otherwise connect and authenticate
+ * first). `bench/pool.mjs` measures the difference.
+ */
+export function createSpeechPool(config: ServiceConfig, options: SpeechPoolOptions = {}): SpeechPool {
+  const { spare, maxIdleMs, ...defaults } = options;
+  const pool = new ConnectionPool({
+    wsUrl: config.wsUrl,
+    apiKey: config.apiKey,
+    ...(spare !== undefined && { spare }),
+    ...(maxIdleMs !== undefined && { maxIdleMs }),
+    ...(defaults.realtime?.connectTimeoutMs !== undefined && { connectTimeoutMs: defaults.realtime.connectTimeoutMs }),
+  });
+  // Discovery once for the pool's life, not once per turn.
+  let discovered: Promise<{ capabilities: Capabilities | null; model: string; voiceId: string }> | undefined;
+  const discover = () =>
+    (discovered ??= (async () => {
+      const capabilities = (await fetchCapabilities(config).catch(rethrowUnlessOptional)) ?? null;
+      const model = defaults.model ?? defaultModelOf(capabilities ?? undefined);
+      const voiceId = defaults.voiceId ?? (await defaultVoice(config, model, undefined, capabilities ?? undefined));
+      return { capabilities, model, voiceId };
+    })());
+  discover().catch(() => {
+    discovered = undefined; // asked again by the first turn, which then reports the error
+  });
+  return {
+    createSpeechStream: async (more = {}) => createSpeechStream(config, { ...(await discover()), ...defaults, ...more, connectionSource: pool.source }),
+    ready: (timeoutMs) => pool.ready(timeoutMs),
+    get stats() {
+      return pool.stats;
+    },
+    close: () => pool.close(),
+  };
 }

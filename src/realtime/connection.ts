@@ -73,7 +73,18 @@ export interface RealtimeConnection {
   /** Drop the socket at once. */
   terminate(): void;
   readonly closed: boolean;
+  /** Hand the connection to a new owner: its events and its close go to `handlers` from now on (a pooled connection). */
+  rebind(handlers: ConnectionHandlers): void;
 }
+
+/** Who receives a connection's events and its close. */
+export type ConnectionHandlers = Pick<ConnectOptions, 'onEvent' | 'onClose'>;
+
+/**
+ * Where a session gets its connections: `connect()` by default, or a pool of
+ * connections already authenticated (`createSpeechPool`).
+ */
+export type ConnectionSource = (options: ConnectOptions) => Promise<RealtimeConnection>;
 
 /** ws reports a close without a close frame as 1006. */
 const ABNORMAL_CLOSE = 1006;
@@ -92,7 +103,7 @@ function reasonText(reason: Buffer): string {
 class Connection implements RealtimeConnection {
   authenticated!: AuthenticatedEvent;
   readonly #ws: WebSocket;
-  readonly #opts: ConnectOptions;
+  #opts: ConnectOptions;
   readonly #keepAliveMs: number;
   readonly #pongTimeoutMs: number;
   readonly #pingPrefix = `ping-${randomUUID().slice(0, 8)}`;
@@ -121,6 +132,10 @@ class Connection implements RealtimeConnection {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  rebind(handlers: ConnectionHandlers): void {
+    this.#opts = { ...this.#opts, onEvent: handlers.onEvent, onClose: handlers.onClose };
   }
 
   /** Switch from the handshake listeners to the running ones. */

@@ -21,7 +21,7 @@ import { CloseCode, ErrorCode, FinishReason, Mode } from '../protocol/constants.
 import type { AudioEvent, ServerEvent, StartEvent, StartRequest } from '../protocol/events.js';
 import { countChars, LIMITS } from '../protocol/limits.js';
 import { TransportName, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportEvents, type TransportSummary } from '../stream/transport.js';
-import { connect, type CloseInfo, type RealtimeConnection } from './connection.js';
+import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection } from './connection.js';
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from './session-util.js';
 import { AudioOrder, describeGaps, type SequenceGap } from './sequence-window.js';
 import type { SessionTimings } from './waterfall.js';
@@ -47,6 +47,8 @@ export interface SimpleSessionOptions {
   progressTimeoutMs?: number;
   /** Aborts the session (as `abort()`). */
   signal?: AbortSignal;
+  /** Where connections come from; default a new `connect()` each time (a pool hands out authenticated ones). */
+  connectionSource?: ConnectionSource;
 }
 
 /** What `end()` resolves with. */
@@ -127,7 +129,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
     };
     if (this.#opts.connectTimeoutMs !== undefined) options.connectTimeoutMs = this.#opts.connectTimeoutMs;
     if (this.#opts.keepAliveMs !== undefined) options.keepAliveMs = this.#opts.keepAliveMs;
-    connect(options).then(
+    (this.#opts.connectionSource ?? connect)(options).then(
       (connection) => {
         if (this.#phase !== Phase.connecting) {
           connection.close();

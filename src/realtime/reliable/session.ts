@@ -14,7 +14,7 @@ import { ErrorCode } from '../../protocol/constants.js';
 import type { ClientEvent, ServerEvent, StartRequest } from '../../protocol/events.js';
 import { TransportName, type ReadyInfo, type SegmentInput, type SegmentTransport, type TransportEvents, type TransportSummary } from '../../stream/transport.js';
 import type { BackoffPolicy } from '../backoff.js';
-import { connect, type CloseInfo, type RealtimeConnection } from '../connection.js';
+import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection } from '../connection.js';
 import { fetchRequestStatus, fetchSegmentAudio, type HttpReadOptions } from '../status-client.js';
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from '../session-util.js';
 import { markStage, type RealtimeSegmentResult, type SegmentWaterfall, type SessionTimings } from '../waterfall.js';
@@ -56,6 +56,8 @@ export interface ReliableSessionOptions {
   httpTimeoutMs?: number;
   /** Aborts the session (as `abort()`). */
   signal?: AbortSignal;
+  /** Where connections come from; default a new `connect()` each time (a pool hands out authenticated ones). */
+  connectionSource?: ConnectionSource;
 }
 
 /** What `end()` resolves with. */
@@ -258,7 +260,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
     const options: Parameters<typeof connect>[0] = { wsUrl: this.#opts.wsUrl, apiKey: this.#opts.apiKey, onEvent, onClose };
     if (this.#opts.connectTimeoutMs !== undefined) options.connectTimeoutMs = this.#opts.connectTimeoutMs;
     if (this.#opts.keepAliveMs !== undefined) options.keepAliveMs = this.#opts.keepAliveMs;
-    connect(options).then(
+    (this.#opts.connectionSource ?? connect)(options).then(
       (connection) => {
         if (generation !== this.#generation) {
           connection.close();
