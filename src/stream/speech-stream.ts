@@ -24,6 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { AbortError, VoxpipeError } from '../errors.js';
 import { frameBytes, pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import { probeEncodedLayout } from '../protocol/audio-probe.js';
+import { wavHeaderLength } from '../realtime/reliable/wav-prefix.js';
 import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from './transport.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
 
@@ -138,6 +139,8 @@ interface SegmentState {
   emittedBytes: number;
   /** Bytes of the current transport's attempt at this segment (for skipping after failover). */
   attemptBytes: number;
+  /** Bytes of the stream's WAV header among `emittedBytes` (first segment of a wav stream), not audio. */
+  headerBytes: number;
   delivered: number;
   completed: boolean;
   /** Its audio had begun on a transport that failed: the fallback charges it again. */
@@ -368,6 +371,7 @@ export class SpeechStream extends Duplex {
       text,
       emittedBytes: 0,
       attemptBytes: 0,
+      headerBytes: 0,
       recharged: false,
       delivered: 0,
       completed: false,
@@ -470,9 +474,12 @@ export class SpeechStream extends Duplex {
     const state = this.#bySegmentId.get(chunk.segmentId);
     let data = chunk.data;
     if (state) {
+      // The stream's WAV header came with the first segment's first audio; a
+      // transport that takes over sends none, so it is not audio to skip.
+      if (this.#bytes === 0 && chunk.format === 'wav' && state.attemptBytes === 0) state.headerBytes = wavHeaderLength(data) ?? 0;
       // After a failover the new transport regenerates the whole segment:
       // skip what the listener already heard (pcm/wav: sample-aligned).
-      const already = state.emittedBytes - state.attemptBytes;
+      const already = state.emittedBytes - state.headerBytes - state.attemptBytes;
       state.attemptBytes += data.length;
       if (already > 0) {
         if (chunk.format === 'pcm' || chunk.format === 'wav') {

@@ -81,6 +81,24 @@ describe('auto failover', () => {
     expect(run.audio.equals(reference.audio)).toBe(true);
   });
 
+  it('wav: a failover right after the stream header keeps the whole first segment (the header is not audio to skip; found by the chaos suite)', async () => {
+    const speakWav = async (transport: 'auto' | 'realtime') => {
+      const speech = await createSpeechStream(config, { format: 'wav', transport, segmenter: { targetChars: 20, firstMinChars: 12 } });
+      speech.end(TEXT);
+      const chunks: Buffer[] = [];
+      for await (const c of speech) chunks.push(c as Buffer);
+      return Buffer.concat(chunks);
+    };
+    const reference = await speakWav('realtime');
+    for (const afterChunks of [0, 1, 2]) {
+      server.faults.set({ engineFailure: { afterChunks } });
+      const run = await speakWav('auto');
+      server.faults.clear();
+      expect(run.length, `engine failure after ${afterChunks} chunks`).toBe(reference.length);
+      expect(run.equals(reference)).toBe(true);
+    }
+  });
+
   it('starts over sync when the realtime service cannot be reached at all', async () => {
     const broken = { ...config, wsUrl: 'ws://127.0.0.1:9' };
     const speech = await createSpeechStream(broken, { format: 'pcm', transport: 'auto', voiceId: '6f1c2a9e-3b1d-4c5e-9a7f-0d2b8e4c1a01' });
