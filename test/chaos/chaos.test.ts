@@ -102,6 +102,7 @@ function chargesBySegment(requestId: string): Map<string, number> {
 it(`chaos: ${RUNS} seeded runs (seed ${SEED}) end byte-exact or typed, never hang, never charge twice`, { timeout: 600_000 }, async () => {
   const tally = { completed: 0, byteExact: 0, typed: 0, doubleCharges: 0, hangs: 0, untyped: 0 };
   const failures: string[] = [];
+  const typedBy = new Map<string, number>();
   const baselines = new Map<string, Buffer>();
   for (let i = 0; i < RUNS; i++) {
     const rand = prng(SEED + i);
@@ -148,12 +149,15 @@ it(`chaos: ${RUNS} seeded runs (seed ${SEED}) end byte-exact or typed, never han
       else failures.push(`${label}: completed with ${run.audio.length} bytes, expected ${expected.length} byte-identical`);
     } else if (run.error instanceof VoxpipeError && run.error.code !== '') {
       tally.typed++;
+      const why = `${run.error.code} (${transport}, ${f.name})`;
+      typedBy.set(why, (typedBy.get(why) ?? 0) + 1);
     } else {
       tally.untyped++;
       failures.push(`${label}: ended with an untyped ${String(run.error)}`);
     }
   }
   console.log(`chaos seed ${SEED}: ${RUNS} runs, completed ${tally.completed}, byte-exact ${tally.byteExact}, typed failures ${tally.typed}, double charges ${tally.doubleCharges}, hangs ${tally.hangs}, untyped ${tally.untyped}`);
+  for (const [why, n] of typedBy) console.log(`  typed: ${n} x ${why}`);
   expect(failures).toEqual([]);
   expect(tally.completed + tally.typed).toBe(RUNS);
 });
