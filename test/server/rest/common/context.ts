@@ -12,12 +12,15 @@ export interface TestContext {
   /** Move the clock by `ms`. */
   advance(ms: number): void;
   account(seed?: Partial<AccountSeed>): Account;
+  /** What the server logged as internal errors. */
+  logs: { where: string; error: unknown }[];
 }
 
 export function testContext(): TestContext {
   const store = new MemoryStore();
   let nowMs = Date.parse('2026-01-01T00:00:00.000Z');
   let n = 0;
+  const logs: { where: string; error: unknown }[] = [];
   const ctx = {
     store,
     ledger: new Ledger(store),
@@ -25,9 +28,11 @@ export function testContext(): TestContext {
     urls: { baseUrl: 'http://test/api/open/v1', rootUrl: 'http://test', wsUrl: 'ws://test', rtHttpUrl: 'http://test' },
     now: () => new Date(nowMs),
     newId,
+    log: (where: string, error: unknown) => logs.push({ where, error }),
   } as unknown as ServerContext;
   return {
     ctx,
+    logs,
     advance(ms) {
       nowMs += ms;
     },

@@ -97,16 +97,12 @@ describe('TaskRunner', () => {
       },
     });
     const account = t.account();
-    const stderr = process.stderr.write;
-    process.stderr.write = (() => true) as typeof process.stderr.write;
-    try {
-      const task = runner.create(account, 'x', { charge: { currency: 'credits', amount: 10 }, requestId: 'r' });
-      const done = await runner.settled(task.taskId);
-      expect(done).toMatchObject({ state: TaskState.failed, errorCode: 'internal_error' });
-    } finally {
-      process.stderr.write = stderr;
-    }
+    const task = runner.create(account, 'x', { charge: { currency: 'credits', amount: 10 }, requestId: 'r' });
+    const done = await runner.settled(task.taskId);
+    expect(done).toMatchObject({ state: TaskState.failed, errorCode: 'internal_error' });
     expect(account.credits).toBe(100);
+    // The crash went to the server's log, not to a client.
+    expect(t.logs.map((l) => [l.where, (l.error as Error).message])).toEqual([[`unit-crash task ${task.taskId} crashed`, 'boom']]);
   });
 
   it('partial keeps only keepAmount of the charge, once', async () => {
@@ -190,14 +186,9 @@ describe('TaskRunner', () => {
     runner.onTerminal.push((task) => {
       calls.push(task.state);
     });
-    const stderr = process.stderr.write;
-    process.stderr.write = (() => true) as typeof process.stderr.write;
-    try {
-      const task = runner.create(t.account(), 'x', { requestId: 'r' });
-      expect((await runner.settled(task.taskId)).state).toBe(TaskState.succeeded);
-    } finally {
-      process.stderr.write = stderr;
-    }
+    const task = runner.create(t.account(), 'x', { requestId: 'r' });
+    expect((await runner.settled(task.taskId)).state).toBe(TaskState.succeeded);
     expect(calls).toEqual(['succeeded']);
+    expect(t.logs.map((l) => l.where)).toEqual(['task completion hook failed']);
   });
 });
