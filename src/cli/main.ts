@@ -41,9 +41,14 @@ function usage(): string {
 
 export async function main(argv: string[], io: Io = processIo()): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  if (name === undefined) {
+    // A mistake, not a request for help: the usage goes where errors go (stdout carries only data).
+    io.stderr.write(`voxpipe: error invalid_arguments: no command given\n${usage()}\n`);
+    return ExitCode.usage;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(`${usage()}\n`);
-    return name === undefined ? ExitCode.usage : ExitCode.ok;
+    return ExitCode.ok;
   }
   if (name === '--version' || name === '-V') {
     io.stdout.write(`voxpipe ${await packageVersion()}\n`);

@@ -14,6 +14,13 @@ describe('help and version', () => {
     expect(io.err()).toBe('');
   });
 
+  it('no command: the usage on stderr, nothing on stdout, exit 2', async () => {
+    const io = fakeIo({});
+    expect(await main([], io)).toBe(2);
+    expect(io.out()).toBe('');
+    expect(io.err()).toMatch(/^voxpipe: error invalid_arguments: no command given\nusage:/);
+  });
+
   it('--version prints the version of package.json', async () => {
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     const io = fakeIo({});
