@@ -22,6 +22,8 @@ export default defineConfig({
   test: {
     // Integration tests start real servers on port 0; two cores on CI.
     pool: 'forks',
+    // Fails a test file that writes an API key to its output (issue 14).
+    setupFiles: ['test/setup/secret-scan.ts'],
     testTimeout: 30_000, // 30 s: espeak warm-up and ffmpeg on a slow CI machine
     hookTimeout: 30_000,
     projects: [

@@ -240,7 +240,8 @@ export class TtsJobs {
   async #search(params: TtsJobParams, options: { since: number; maxPages?: number; signal?: AbortSignal | undefined }): Promise<{ found: TtsJob | undefined; unprovable: boolean }> {
     let unprovable = false;
     const fingerprint = textFingerprint(params.text);
-    const createdAfter = new Date(options.since).toISOString();
+    // `createdAfter` is strict on the server; a job made in the very millisecond of `since` must still be listed.
+    const createdAfter = new Date(options.since - 1).toISOString();
     const limit = 100;
     let best: TtsJob | undefined;
     let bestAt = -Infinity;

@@ -1,0 +1,24 @@
+/**
+ * Secret scan (issue 14): everything a test file's process writes to
+ * standard output or error (logs of the reference server, notes, warnings,
+ * serialized errors a test prints) is checked for API keys. The keys of the
+ * tests all start with `sk-`; the documented development key `sk-local-dev`
+ * is public and allowed. A hit fails the file, naming where it was written.
+ */
+import { afterAll, expect } from 'vitest';
+
+const KEY = /\bsk-(?!local-dev\b)[A-Za-z0-9._-]{4,}/g;
+const hits: string[] = [];
+
+for (const stream of [process.stdout, process.stderr]) {
+  const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+    const text = typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString('utf8') : '';
+    for (const m of text.matchAll(KEY)) hits.push(`${stream === process.stdout ? 'stdout' : 'stderr'}: …${text.slice(Math.max(0, (m.index ?? 0) - 40), (m.index ?? 0) + 40)}…`);
+    return write(chunk, ...rest);
+  }) as typeof stream.write;
+}
+
+afterAll(() => {
+  expect(hits, 'an API key was written to the output').toEqual([]);
+});
