@@ -122,38 +122,43 @@ export function readServerEvent(map: JsonObject): ReadResult {
   return read;
 }
 
+/** `audio`, the hot path: a canonical frame goes through untouched, without a copy. */
+function readAudio(map: JsonObject): ReadResult {
+  const name = 'audio';
+  const audio = map['audio'];
+  const segmentId = str(map, ...FIELD_ALIASES.segment_id);
+  const sequence = int(map, FIELD_ALIASES.sequence);
+  if (!(audio instanceof Uint8Array)) return unusable(name, 'audio is not binary');
+  if (segmentId === undefined) return unusable(name, 'no segment_id');
+  if (sequence === undefined) return unusable(name, 'no integer sequence');
+  // The hot path: a canonical frame goes through untouched.
+  if (map['segment_id'] === segmentId && map['sequence'] === sequence && typeof map['format'] === 'string' && typeof map['trace_id'] === 'string') {
+    return { kind: 'event', event: map as unknown as ServerEvent };
+  }
+  return {
+    kind: 'event',
+    event: {
+      ...map,
+      ...envelope(map),
+      event: 'audio',
+      request_id: str(map, 'request_id') ?? '',
+      session_id: str(map, 'session_id') ?? '',
+      segment_id: segmentId,
+      sequence,
+      audio: audio as Uint8Array<ArrayBuffer>,
+      format: str(map, 'format') ?? '',
+      ...pcm(map),
+    },
+  };
+}
+
 function readEvent(map: JsonObject): ReadResult {
   const name = map['event'];
   if (typeof name !== 'string' || name === '') return unusable('(unnamed)', 'no string field event');
   if (name.length > 64) return skip(name.slice(0, 64), 'an event with an overlong name ignored');
+  if (name === 'audio') return readAudio(map);
   const base = { ...map, ...envelope(map) };
   switch (name) {
-    case 'audio': {
-      const audio = map['audio'];
-      const segmentId = str(map, ...FIELD_ALIASES.segment_id);
-      const sequence = int(map, FIELD_ALIASES.sequence);
-      if (!(audio instanceof Uint8Array)) return unusable(name, 'audio is not binary');
-      if (segmentId === undefined) return unusable(name, 'no segment_id');
-      if (sequence === undefined) return unusable(name, 'no integer sequence');
-      // The hot path: a canonical frame goes through untouched.
-      if (map['segment_id'] === segmentId && map['sequence'] === sequence && typeof map['format'] === 'string' && typeof map['trace_id'] === 'string') {
-        return { kind: 'event', event: map as unknown as ServerEvent };
-      }
-      return {
-        kind: 'event',
-        event: {
-          ...base,
-          event: 'audio',
-          request_id: str(map, 'request_id') ?? '',
-          session_id: str(map, 'session_id') ?? '',
-          segment_id: segmentId,
-          sequence,
-          audio: audio as Uint8Array<ArrayBuffer>,
-          format: str(map, 'format') ?? '',
-          ...pcm(map),
-        },
-      };
-    }
     case 'ready': {
       const format = str(map, 'format', 'audio_format', 'output_format');
       if (format === undefined) return unusable(name, 'no format');

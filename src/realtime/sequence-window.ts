@@ -141,11 +141,19 @@ export class AudioOrder<T> {
     this.#firstExpected = firstExpected;
   }
 
-  /** Frames held, over all segments. */
+  /** Frames held, over all segments (kept as a count: the machine asks on every input). */
   get held(): number {
-    let n = 0;
-    for (const w of this.#segments.values()) n += w.held;
-    return n;
+    return this.#held;
+  }
+
+  #held = 0;
+
+  /** Apply a window operation, keeping the held count. */
+  #track(window: SequenceWindow<T>, run: () => SequenceVerdict<T>): SequenceVerdict<T> {
+    const before = window.held;
+    const verdict = run();
+    this.#held += window.held - before;
+    return verdict;
   }
 
   push(segmentId: string, sequence: number, item: T): SequenceVerdict<T> {
@@ -155,12 +163,14 @@ export class AudioOrder<T> {
       this.#segments.set(segmentId, window);
     }
     if (Number.isSafeInteger(sequence)) this.#highest = Math.max(this.#highest, sequence);
-    return window.push(sequence, item);
+    const w = window;
+    return this.#track(w, () => w.push(sequence, item));
   }
 
   /** A segment completed: release what it still holds. */
   drainSegment(segmentId: string): SequenceVerdict<T> {
-    return this.#segments.get(segmentId)?.drain() ?? { release: [], duplicate: false, gaps: [] };
+    const window = this.#segments.get(segmentId);
+    return window ? this.#track(window, () => window.drain()) : { release: [], duplicate: false, gaps: [] };
   }
 
   /** The request ended: release what every segment still holds, segment by segment. */
@@ -168,7 +178,7 @@ export class AudioOrder<T> {
     const release: T[] = [];
     const gaps: SequenceGap[] = [];
     for (const w of this.#segments.values()) {
-      const v = w.drain();
+      const v = this.#track(w, () => w.drain());
       release.push(...v.release);
       gaps.push(...v.gaps);
     }

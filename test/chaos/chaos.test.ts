@@ -14,22 +14,11 @@ import type { FaultPlan } from '../../src/server/faults.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
 import { createSpeechStream, type SpeechOptions } from '../../src/speech.js';
+import { seededRandom } from '../protocol/frames.js';
 
 const SEED = Number(process.env['VOXPIPE_CHAOS_SEED'] ?? 20_261_124);
 const RUNS = Number(process.env['VOXPIPE_CHAOS_RUNS'] ?? 200);
 const RUN_DEADLINE_MS = 15_000;
-
-/** mulberry32: a small seeded PRNG, so a run is replayable from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const WORDS = ['the', 'quick', 'answer', 'is', 'here', 'and', 'it', 'comes', 'in', 'parts', 'voice', 'stream', 'audio', 'model', 'token', 'agent', 'listens', 'then', 'speaks', 'again'];
 
@@ -105,7 +94,7 @@ it(`chaos: ${RUNS} seeded runs (seed ${SEED}) end byte-exact or typed, never han
   const typedBy = new Map<string, number>();
   const baselines = new Map<string, Buffer>();
   for (let i = 0; i < RUNS; i++) {
-    const rand = prng(SEED + i);
+    const rand = seededRandom(SEED + i);
     const text = Array.from({ length: 2 + Math.floor(rand() * 3) }, () => sentence(rand)).join(' ');
     const chunks: string[] = [];
     for (let at = 0; at < text.length; ) {

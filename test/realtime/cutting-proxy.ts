@@ -9,12 +9,10 @@
  *
  * Only the first connection is cut; later ones pass through untouched.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import { readServerFrame } from '../../src/protocol/codec.js';
-import { SUBPROTOCOL } from '../../src/protocol/constants.js';
 import type { ServerEvent } from '../../src/protocol/events.js';
+import { startWsProxy } from './ws-proxy.js';
 
 export interface CutPlan {
   /** Stop forwarding to the client from the first server event for which this holds (that event included). */
@@ -31,68 +29,36 @@ export interface CuttingProxy {
 }
 
 export async function startCuttingProxy(upstreamWsUrl: string, plan: CutPlan): Promise<CuttingProxy> {
-  const http: Server = createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => SUBPROTOCOL });
-  let connections = 0;
   let cut = false;
-  const sockets = new Set<Socket>();
-  http.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-
-  http.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-    const first = ++connections === 1;
-    const headers: Record<string, string> = {};
-    if (req.headers.authorization) headers['authorization'] = req.headers.authorization;
-    const upstream = new WebSocket(`${upstreamWsUrl}${req.url ?? ''}`, SUBPROTOCOL, { headers, perMessageDeflate: false });
-    upstream.on('error', () => socket.destroy());
-    upstream.once('open', () => {
-      wss.handleUpgrade(req, socket, head, (client) => {
-        let withholding = false;
-        upstream.on('message', (data: Buffer) => {
-          if (first && !cut) {
-            // Read as the client reads (any dialect of the server).
-            const read = readServerFrame(data);
-            const event = read.kind === 'event' ? read.event : undefined;
-            if (event && plan.withholdFrom(event)) withholding = true;
-            if (event && plan.dropAfter(event)) {
-              cut = true;
-              // No close frame: the client sees an abnormal closure (1006).
-              client.terminate();
-              upstream.close();
-              return;
-            }
-          }
-          if (!withholding && client.readyState === WebSocket.OPEN) client.send(data);
-        });
-        client.on('message', (data: Buffer) => {
-          if (upstream.readyState === WebSocket.OPEN) upstream.send(data);
-        });
-        client.on('close', () => {
-          // After a cut the server must run to the planned event, so keep it open until then.
-          if (!first || cut) upstream.close();
-        });
-        client.on('error', () => undefined);
-        upstream.on('close', (code) => {
-          if (client.readyState === WebSocket.OPEN) client.close(code === 1005 || code === 1006 ? 1000 : code);
-        });
-      });
+  const proxy = await startWsProxy(upstreamWsUrl, ({ client, upstream, index }) => {
+    const first = index === 1;
+    let withholding = false;
+    upstream.on('message', (data: Buffer) => {
+      if (first && !cut) {
+        // Read as the client reads (any dialect of the server).
+        const read = readServerFrame(data);
+        const event = read.kind === 'event' ? read.event : undefined;
+        if (event && plan.withholdFrom(event)) withholding = true;
+        if (event && plan.dropAfter(event)) {
+          cut = true;
+          // No close frame: the client sees an abnormal closure (1006).
+          client.terminate();
+          upstream.close();
+          return;
+        }
+      }
+      if (!withholding && client.readyState === WebSocket.OPEN) client.send(data);
+    });
+    client.on('close', () => {
+      // After a cut the server must run to the planned event, so keep it open until then.
+      if (!first || cut) upstream.close();
     });
   });
-
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
   return {
-    wsUrl: `ws://127.0.0.1:${port}`,
+    wsUrl: proxy.wsUrl,
     get cut() {
       return cut;
     },
-    async close() {
-      for (const client of wss.clients) client.terminate();
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
+    close: () => proxy.close(),
   };
 }

@@ -3,7 +3,7 @@
  * dropped, gaps given up once the window is full or the segment ends.
  */
 import { describe, expect, it } from 'vitest';
-import { describeGaps, SequenceWindow } from '../../src/realtime/sequence-window.js';
+import { AudioOrder, describeGaps, SequenceWindow } from '../../src/realtime/sequence-window.js';
 
 function feed(window: SequenceWindow<string>, sequences: number[]): { out: number[]; gaps: string[]; dupes: number[] } {
   const out: number[] = [];
@@ -55,5 +55,19 @@ describe('SequenceWindow', () => {
 
   it('window 0 never holds: every gap is reported at once', () => {
     expect(feed(new SequenceWindow(0), [1, 3, 2, 4])).toEqual({ out: [1, 3, 4], gaps: ['2'], dupes: [2] });
+  });
+});
+
+describe('AudioOrder', () => {
+  it('counts the frames held over all segments, through pushes and drains', () => {
+    const order = new AudioOrder<string>(8);
+    order.push('a', 1, 'a1');
+    order.push('a', 3, 'a3');
+    order.push('b', 6, 'b6');
+    expect(order.held).toBe(2); // a3 waits for a2, b6 for b5 (per-connection count: b starts after 3)
+    order.drainSegment('a');
+    expect(order.held).toBe(1);
+    order.drainAll();
+    expect(order.held).toBe(0);
   });
 });

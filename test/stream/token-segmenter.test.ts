@@ -5,6 +5,7 @@ import { CutMode, SEGMENTER_DEFAULTS, segmentText } from '../../src/stream/segme
 import type { SegmenterOptions } from '../../src/stream/segmenter.js';
 import { TokenSegmenter, TokenSegmenterErrorCode } from '../../src/stream/token-segmenter.js';
 import type { TimerClock, TokenSegmenterOptions } from '../../src/stream/token-segmenter.js';
+import { seededRandom } from '../protocol/frames.js';
 
 /** A long text with every tricky case, emoji and CJK, over several paragraphs. */
 const CORPUS = [
@@ -24,20 +25,9 @@ const CORPUS = [
   'and more words and yet more words until it simply stops somewhere near here without a final period',
 ].join('');
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** LLM-like sub-word tokens: 1 to 8 UTF-16 units, sometimes splitting an emoji's surrogate pair. */
 function randomTokens(text: string, seed: number): string[] {
-  const rand = mulberry32(seed);
+  const rand = seededRandom(seed);
   const out: string[] = [];
   for (let i = 0; i < text.length; ) {
     const n = 1 + Math.floor(rand() * 8);
