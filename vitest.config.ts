@@ -14,6 +14,7 @@ const CLIENT_SUITES = [
   'test/hostile/**/*.test.ts',
   'test/discovery/**/*.test.ts',
   'test/http/**/*.test.ts',
+  'test/integrations/**/*.test.ts',
   'test/cli/say.test.ts',
   'test/cli/jobs.test.ts',
 ];

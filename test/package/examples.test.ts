@@ -1,0 +1,41 @@
+/**
+ * The README's recipes run as written (issue 12): each example is spawned
+ * with nothing configured (the embedded reference server) in a scratch
+ * directory, and must exit 0 having produced what it says.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseWavHeader } from '../../src/sinks/wav-header.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+async function runExample(name: string): Promise<{ code: number | null; stdout: string; stderr: string; cwd: string }> {
+  const cwd = await mkdtemp(join(tmpdir(), 'voxpipe-example-'));
+  const child = spawn(process.execPath, ['--import', pathToFileURL(join(root, 'node_modules/tsx/dist/esm/index.mjs')).href, join(root, 'examples', name)], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, VOXPIPE_BASE_URL: '' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, stdout, stderr, cwd };
+}
+
+describe('examples', () => {
+  it('ai-sdk.ts: streamText into experimental_streamSpeech writes a WAV of the spoken answer', async () => {
+    const { code, stdout, stderr, cwd } = await runExample('ai-sdk.ts');
+    try {
+      expect(code, stderr).toBe(0);
+      expect(stdout).toMatch(/first audio after \d+ ms \(audio\/pcm, \d+ Hz\)/);
+      const wav = await readFile(join(cwd, 'ai-sdk.wav'));
+      const header = parseWavHeader(wav);
+      expect(header?.dataBytes).toBeGreaterThan(10_000);
+      expect(stdout).toContain(`wrote ai-sdk.wav: ${header?.dataBytes} bytes of PCM`);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+});
