@@ -115,6 +115,8 @@ export interface SpeechStreamOptions {
 /** Typed events of SpeechStream (besides the Duplex ones). */
 export interface SpeechStreamEventMap {
   ready: [ReadyInfo];
+  /** A segment was cut from the text written (before it is sent): its id and exact text, spaces kept (captions, transcripts). */
+  'segment-start': [{ segmentId: string; text: string }];
   'first-audio': [{ ttfaMs: number }];
   segment: [StreamSegmentResult];
   usage: [UsageInfo];
@@ -380,6 +382,7 @@ export class SpeechStream extends Duplex {
     this.#pendingText = this.#pendingText.slice(text.length);
     this.#segments.push(state);
     this.#bySegmentId.set(segmentId, state);
+    this.emit('segment-start', { segmentId, text });
     this.#sendChain = this.#sendChain.then(() => this.#send(state));
   }
 

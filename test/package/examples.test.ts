@@ -38,4 +38,19 @@ describe('examples', () => {
       await rm(cwd, { recursive: true, force: true });
     }
   });
+
+  it('livekit.ts: the TTS plugin driven as AgentSession drives it writes a WAV, with transcripts and metrics', async () => {
+    const { code, stdout, stderr, cwd } = await runExample('livekit.ts');
+    try {
+      expect(code, stderr).toBe(0);
+      expect(stdout).toMatch(/^at 0\.00 s: "Hi! /m);
+      expect(stdout).toMatch(/metrics: ttfb \d+ ms/);
+      const wav = await readFile(join(cwd, 'livekit.wav'));
+      const header = parseWavHeader(wav);
+      expect(header?.dataBytes).toBeGreaterThan(10_000);
+      expect(stdout).toContain(`${header?.dataBytes} bytes at ${header?.pcm.sampleRate} Hz`);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
 });
