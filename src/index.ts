@@ -7,6 +7,8 @@
  * exported as namespaces: `realtime`, `http`, `sinks`, `protocol`.
  */
 export { createSpeechPool, createSpeechStream, createTransport, defaultVoice, TRANSPORT_CHOICES } from './speech.js';
+export { fetchCapabilities, listVoices } from './discovery.js';
+export type { Capabilities, VoiceInfo } from './discovery.js';
 export type { RealtimeTuning, SpeechOptions, SpeechPool, SpeechPoolOptions, TransportChoice } from './speech.js';
 export { SpeechStream, shouldFailover } from './stream/speech-stream.js';
 export type {

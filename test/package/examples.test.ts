@@ -10,12 +10,14 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseWavHeader } from '../../src/sinks/wav-header.js';
+import { startFakeChatServer } from '../helpers/fake-chat-server.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-async function runExample(name: string): Promise<{ code: number | null; stdout: string; stderr: string; cwd: string }> {
+async function runExample(name: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string; cwd: string }> {
   const cwd = await mkdtemp(join(tmpdir(), 'voxpipe-example-'));
-  const child = spawn(process.execPath, ['--import', pathToFileURL(join(root, 'node_modules/tsx/dist/esm/index.mjs')).href, join(root, 'examples', name)], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, VOXPIPE_BASE_URL: '' } });
+  const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/esm/index.mjs')).href;
+  const child = spawn(process.execPath, ['--import', tsx, join(root, 'examples', name), ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, VOXPIPE_BASE_URL: '', ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -49,6 +51,41 @@ describe('examples', () => {
       const header = parseWavHeader(wav);
       expect(header?.dataBytes).toBeGreaterThan(10_000);
       expect(stdout).toContain(`${header?.dataBytes} bytes at ${header?.pcm.sampleRate} Hz`);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+
+  const ANSWER = 'Foxes are small wild canids. They live on every continent but Antarctica. Most hunt at dusk.';
+  for (const name of ['openai-chat.ts', 'openai-agents.ts']) {
+    it(`${name}: a streamed chat completion (a stand-in endpoint) spoken as it arrives`, async () => {
+      const chat = await startFakeChatServer(ANSWER);
+      const { code, stdout, stderr, cwd } = await runExample(name, ['Tell me about foxes.'], { OPENAI_BASE_URL: chat.baseUrl, OPENAI_API_KEY: 'sk-fake-openai' });
+      try {
+        expect(code, stderr).toBe(0);
+        expect(chat.requests).toHaveLength(1);
+        expect(chat.requests[0]).toMatchObject({ stream: true });
+        expect(stdout).toMatch(/first audio \d+ ms after the first token/);
+        const wav = await readFile(join(cwd, name.replace('.ts', '.wav')));
+        const header = parseWavHeader(wav);
+        const segments = Number(/(\d+) segments/.exec(stdout)?.[1]);
+        expect(segments).toBeGreaterThanOrEqual(2); // cut at sentence ends as the text arrived, not spoken whole at the end
+        expect(stdout).toContain(`${header?.dataBytes} bytes of speech`);
+      } finally {
+        await chat.close();
+        await rm(cwd, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it('mastra-voice.ts: a MastraVoice whose speak() returns the audio while the text still streams', async () => {
+    const { code, stdout, stderr, cwd } = await runExample('mastra-voice.ts');
+    try {
+      expect(code, stderr).toBe(0);
+      expect(stdout).toMatch(/speakers: [1-9]/);
+      expect(stdout).toMatch(/audio stream returned after \d+ ms, text still streaming: true/);
+      const header = parseWavHeader(await readFile(join(cwd, 'mastra.wav')));
+      expect(header?.dataBytes).toBeGreaterThan(10_000);
     } finally {
       await rm(cwd, { recursive: true, force: true });
     }
