@@ -139,11 +139,21 @@ export interface VoxpipeSpeechModel {
   doStream(options: SpeechStreamCallOptions): PromiseLike<SpeechStreamResult>;
 }
 
+export interface VoxpipeSpeechModelV4 extends Omit<VoxpipeSpeechModel, 'specificationVersion'> {
+  readonly specificationVersion: 'v4';
+}
+
 export interface VoxpipeProvider {
   (modelId?: string): VoxpipeSpeechModel;
   /** A speech model; `modelId` default: the deployment's default model. */
   speech(modelId?: string): VoxpipeSpeechModel;
   speechModel(modelId?: string): VoxpipeSpeechModel;
+  /**
+   * The same model declaring specification `v4`, for code typed against
+   * `SpeechModelV4` / `Experimental_StreamingSpeechModelV4` (ai@7 only: ai@6
+   * refuses v4 models, which is why `speech()` declares v3).
+   */
+  speechV4(modelId?: string): VoxpipeSpeechModelV4;
   /** Open the spare realtime connections now (with `spare` > 0); resolves when they are ready. */
   prewarm(timeoutMs?: number): Promise<void>;
   /** Close the spare connections. */
@@ -369,6 +379,7 @@ export function createVoxpipe(settings: VoxpipeProviderSettings = {}): VoxpipePr
   const provider = Object.assign(speech, {
     speech,
     speechModel: speech,
+    speechV4: (modelId?: string): VoxpipeSpeechModelV4 => ({ ...speech(modelId), specificationVersion: 'v4' }),
     prewarm: async (timeoutMs?: number) => getPool()?.ready(timeoutMs),
     close: () => pool?.close(),
   });

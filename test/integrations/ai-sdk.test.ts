@@ -86,6 +86,16 @@ describe('voxpipe/ai-sdk: ai@7 experimental_streamSpeech', () => {
     });
   }
 
+  it('speechV4(): the same model declared v4 streams the same audio', async () => {
+    const voxpipe = createVoxpipe({ config });
+    const result = streamSpeech({ model: voxpipe.speechV4(), text: TEXT });
+    const audio: Uint8Array[] = [];
+    for await (const chunk of result.audioStream) audio.push(chunk);
+    expect(concat(audio).equals(await direct({ format: 'pcm', transport: 'realtime' }))).toBe(true);
+    const { audio: wav } = await generateSpeech7({ model: voxpipe.speechV4(), text: TEXT });
+    expect(wav.mediaType).toBe('audio/wav');
+  });
+
   it('a close 1012 mid-segment is invisible: the audio stays byte-exact', async () => {
     const expected = await direct({ format: 'pcm', transport: 'realtime' });
     server.faults.set({ realtimeClose: { afterAudioFrames: 2, code: 1012 } });
