@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { AbortError, VoxpipeError } from '../errors.js';
 import { frameBytes, pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import { probeEncodedLayout } from '../protocol/audio-probe.js';
-import { wavHeaderLength } from '../realtime/reliable/wav-prefix.js';
+import { wavHeaderLength } from '../protocol/wav.js';
 import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from './transport.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
 

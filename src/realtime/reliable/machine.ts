@@ -57,7 +57,7 @@ import {
   type SegmentAudioResult,
   type StatusResult,
 } from './types.js';
-import { wavHeaderLength } from './wav-prefix.js';
+import { wavHeaderLength } from '../../protocol/wav.js';
 import { AudioOrder, DEFAULT_REORDER_WINDOW_FRAMES, describeGaps, type SequenceGap, type SequenceVerdict } from '../sequence-window.js';
 
 /** Where the machine is. */

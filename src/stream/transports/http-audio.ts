@@ -15,7 +15,7 @@
  */
 import { VoxpipeError } from '../../errors.js';
 import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
-import { buildWavHeader, parseWavHeader, WAV_UNKNOWN_SIZE } from '../../sinks/wav-header.js';
+import { buildWavHeader, scanWav, unsupportedFmt } from '../../protocol/wav.js';
 
 export const HttpAudioErrorCode = {
   /** The route answered a format the stream cannot be built from. */
@@ -160,9 +160,11 @@ export class SegmentAudioAssembler {
     let pcm: PcmInfo;
     let samples: Buffer;
     if (isWavFile(file)) {
-      const header = parseWavHeader(file.data);
-      if (!header) throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, 'WAV response ends inside its header');
-      pcm = header.pcm;
+      const header = scanWav(file.data);
+      if (header.status === 'incomplete') throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, 'WAV response ends inside its header');
+      const problem = header.status === 'invalid' ? header.reason : unsupportedFmt(header.fmt);
+      if (header.status !== 'header' || !header.fmt || problem !== undefined) throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `WAV response is not 16-bit PCM: ${problem ?? 'no fmt chunk'}`);
+      pcm = { sampleRate: header.fmt.sampleRate, channels: header.fmt.channels, bitDepth: header.fmt.bitDepth };
       const end = header.dataBytes === undefined ? file.data.length : Math.min(file.data.length, header.dataOffset + header.dataBytes);
       samples = file.data.subarray(header.dataOffset, end);
     } else if (isRawPcm(file)) {
@@ -176,7 +178,7 @@ export class SegmentAudioAssembler {
     this.#checkLayout(pcm);
     if (this.#headerPending) {
       this.#headerPending = false;
-      samples = Buffer.concat([buildWavHeader(pcm, WAV_UNKNOWN_SIZE), samples]);
+      samples = Buffer.concat([buildWavHeader(pcm), samples]);
     }
     return { data: samples, pcm };
   }
