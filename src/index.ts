@@ -19,8 +19,8 @@ export type {
   SpeechStreamSummary,
   StreamWaterfall,
 } from './stream/speech-stream.js';
-export { TransportName } from './stream/transport.js';
-export type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportSummary, UsageInfo } from './stream/transport.js';
+export { TransportName } from './transport.js';
+export type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportSummary, UsageInfo } from './transport.js';
 export { TokenSegmenter } from './stream/token-segmenter.js';
 export type { TokenSegmenterOptions } from './stream/token-segmenter.js';
 export { SyncTransport } from './stream/transports/sync.js';

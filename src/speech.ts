@@ -18,7 +18,7 @@ import { SimpleSession } from './realtime/simple-session.js';
 import type { PartialSegmentPolicy } from './realtime/reliable/types.js';
 import { SpeechStream, type SpeechStreamOptions } from './stream/speech-stream.js';
 import { AbortError, type VoxpipeError } from './errors.js';
-import type { SegmentTransport } from './stream/transport.js';
+import type { SegmentTransport } from './transport.js';
 import { SyncTransport } from './stream/transports/sync.js';
 import { AsyncTransport } from './stream/transports/async.js';
 import { CompatTransport } from './stream/transports/compat.js';

@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ServiceConfig } from '../config.js';
 import { VoxpipeError } from '../errors.js';
-import type { ReadyInfo } from '../stream/transport.js';
+import type { ReadyInfo } from '../transport.js';
 import type { SpeechStream } from '../stream/speech-stream.js';
 import { createDecoder } from '../sinks/decoder.js';
 import type { Decoder } from '../sinks/decoders/base.js';

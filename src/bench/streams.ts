@@ -10,7 +10,7 @@ import { createClient } from '../http/index.js';
 import { ReliableSession } from '../realtime/reliable/session.js';
 import { SimpleSession } from '../realtime/simple-session.js';
 import { SpeechStream } from '../stream/speech-stream.js';
-import type { SegmentTransport } from '../stream/transport.js';
+import type { SegmentTransport } from '../transport.js';
 import { AsyncTransport } from '../stream/transports/async.js';
 import { CompatTransport } from '../stream/transports/compat.js';
 import { SyncTransport } from '../stream/transports/sync.js';

@@ -27,7 +27,7 @@ import { configFromEnv, deriveUrls, type ServiceConfig } from '../config.js';
 import { AbortError, registerSecret, VoxpipeError } from '../errors.js';
 import type { AudioFormat, PcmInfo } from '../protocol/audio.js';
 import { createSpeechPool, createSpeechStream, type SpeechOptions, type SpeechPool, type TransportChoice } from '../speech.js';
-import type { ReadyInfo } from '../stream/transport.js';
+import type { ReadyInfo } from '../transport.js';
 import type { SpeechStream } from '../stream/speech-stream.js';
 
 export const PROVIDER_NAME = 'voxpipe';

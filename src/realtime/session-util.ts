@@ -7,7 +7,7 @@ import type { AudioFormat } from '../protocol/audio.js';
 import { ErrorCode } from '../protocol/constants.js';
 import type { ReadyEvent } from '../protocol/events.js';
 import { countChars, LIMITS } from '../protocol/limits.js';
-import { TransportName, type ReadyInfo, type SegmentInput } from '../stream/transport.js';
+import { TransportName, type ReadyInfo, type SegmentInput } from '../transport.js';
 
 /** A promise with its resolve and reject at hand. */
 export interface Waiter<T> {

@@ -20,7 +20,7 @@ import type { AudioChunk } from '../protocol/audio.js';
 import { CloseCode, ErrorCode, FinishReason, Mode } from '../protocol/constants.js';
 import type { AudioEvent, ServerEvent, StartEvent, StartRequest } from '../protocol/events.js';
 import { countChars, LIMITS } from '../protocol/limits.js';
-import { TransportName, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportEvents, type TransportSummary } from '../stream/transport.js';
+import { TransportName, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportEvents, type TransportSummary } from '../transport.js';
 import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection } from './connection.js';
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from './session-util.js';
 import { AudioOrder, describeGaps, type SequenceGap } from './sequence-window.js';

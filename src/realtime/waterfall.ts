@@ -2,7 +2,7 @@
  * Latency waterfall of realtime segments and sessions (DESIGN.md, "metrics").
  * Times are `performance.now()` milliseconds; a stage not reached is absent.
  */
-import type { SegmentResult } from '../stream/transport.js';
+import type { SegmentResult } from '../transport.js';
 import { WaterfallStage } from './reliable/types.js';
 
 /** When each stage of a segment happened (first occurrence; a resumed segment keeps its first times). */

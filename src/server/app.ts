@@ -13,9 +13,10 @@ import { dialectOf, type DialectName } from './dialect.js';
 import { Faults, type FaultPlan } from './faults.js';
 import { authenticate } from './http/auth.js';
 import { ApiErrorCode, HttpError } from './http/errors.js';
-import { describeZodError, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, parseJson, readBody, Router, type Reply, type RouteContext, type RouteDef } from './http/router.js';
+import { describeZodError, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, parseJson, readBody, Router, type Reply, type RouteContext } from './http/router.js';
 import { Ledger } from './ledger.js';
 import { RateLimiter, type RateLimitOptions } from './http/rate-limit.js';
+import type { ServerModule } from './module.js';
 import { SERVER_MODULES } from './modules.js';
 import { MemoryStore } from './store/memory.js';
 import type { Account, Store } from './store/types.js';
@@ -62,17 +63,7 @@ export interface ServerOptions {
   log?: ServerLog;
 }
 
-/** A module of routes and WebSocket endpoints (realtime, TTS REST, media, account...). */
-export interface ServerModule {
-  routes?: RouteDef<never, never>[];
-  /** WebSocket upgrade handlers by exact path. */
-  upgrade?: Record<string, (req: IncomingMessage, socket: Socket, head: Buffer) => void>;
-  /** SIGTERM drain: finish open work politely. */
-  drain?(): Promise<void>;
-  close?(): Promise<void>;
-}
-
-export type ModuleFactory = (ctx: ServerContext, router: Router) => ServerModule;
+export type { ModuleFactory, ServerModule } from './module.js';
 
 export interface ReferenceServer extends ServerUrls {
   port: number;

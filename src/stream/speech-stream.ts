@@ -25,7 +25,7 @@ import { AbortError, VoxpipeError } from '../errors.js';
 import { frameBytes, pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import { probeEncodedLayout } from '../protocol/audio-probe.js';
 import { wavHeaderLength } from '../protocol/wav.js';
-import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from './transport.js';
+import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from '../transport.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
 
 /** Times of one segment, in ms since the stream was created (`performance.now()` based). */

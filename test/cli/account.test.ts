@@ -13,7 +13,7 @@ import { VoxpipeError } from '../../src/errors.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { DESIGN_CANDIDATES, DESIGN_CREDITS_PER_CANDIDATE } from '../../src/server/rest/account/settings.js';
 import { fakeIo } from '../helpers/fake-io.js';
-import { localServer, pitchOfWav, referenceWav } from '../server/account/helpers.js';
+import { localServer, pitchOfWav, referenceWav } from '../server/rest/account/helpers.js';
 
 type Command = (argv: string[], io: Io) => Promise<number>;
 

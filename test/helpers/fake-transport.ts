@@ -4,7 +4,7 @@
  * chunks of `chunkBytes` on the next ticks. It can fail at a chosen segment.
  */
 import { EventEmitter } from 'eventemitter3';
-import type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportName, TransportSummary } from '../../src/stream/transport.js';
+import type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportName, TransportSummary } from '../../src/transport.js';
 import { VoxpipeError } from '../../src/errors.js';
 
 export interface FakeOptions {

@@ -13,7 +13,7 @@ import { startServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
 import { createTransport } from '../../src/speech.js';
 import { SpeechStream } from '../../src/stream/speech-stream.js';
-import type { SegmentInput } from '../../src/stream/transport.js';
+import type { SegmentInput } from '../../src/transport.js';
 import { audioOf, FRAME_BYTES, FRAMES, startHostileServer, type HostileServer, type Misbehaviour } from './hostile-server.js';
 
 const API_KEY = 'sk-hostile-test-key-0123456789';

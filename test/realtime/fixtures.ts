@@ -8,7 +8,7 @@ import type { StartRequest } from '../../src/protocol/events.js';
 import { ReliableSession, type ReliableSessionOptions, type ReliableSummary } from '../../src/realtime/reliable/session.js';
 import { PUBLIC_VOICES } from '../../src/server/catalog.js';
 import { startServer, type DialectName, type ReferenceServer } from '../../src/server/index.js';
-import type { SegmentInput } from '../../src/stream/transport.js';
+import type { SegmentInput } from '../../src/transport.js';
 
 export const API_KEY = 'sk-test-realtime-client';
 export const USER_ID = 'client-tests';

@@ -12,7 +12,7 @@ import { REALTIME_PATHS } from '../../src/protocol/constants.js';
 import type { ServerEvent } from '../../src/protocol/events.js';
 import type { ReliableSession } from '../../src/realtime/reliable/session.js';
 import type { ReferenceServer } from '../../src/server/index.js';
-import type { SegmentInput } from '../../src/stream/transport.js';
+import type { SegmentInput } from '../../src/transport.js';
 import { startCuttingProxy, type CutPlan } from './cutting-proxy.js';
 import { API_KEY, REQUEST, run, SEGMENTS, session, startTestServer, USER_ID, type RunResult } from './fixtures.js';
 

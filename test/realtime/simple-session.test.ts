@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { AbortError, RealtimeServerError } from '../../src/errors.js';
 import { SimpleSession, type SimpleSessionOptions } from '../../src/realtime/simple-session.js';
 import type { ReferenceServer } from '../../src/server/index.js';
-import type { SegmentResult } from '../../src/stream/transport.js';
+import type { SegmentResult } from '../../src/transport.js';
 import { API_KEY, REQUEST, run, session, startTestServer, USER_ID } from './fixtures.js';
 
 let server: ReferenceServer;

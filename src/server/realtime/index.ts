@@ -16,7 +16,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { REALTIME_PATHS, SUBPROTOCOL } from '../../protocol/constants.js';
 import { LIMITS } from '../../protocol/limits.js';
-import type { ModuleFactory, ServerModule } from '../app.js';
+import type { ModuleFactory, ServerModule } from '../module.js';
 import type { ServerContext } from '../context.js';
 import { ApiErrorCode, HttpError } from '../http/errors.js';
 import type { RouteDef } from '../http/router.js';

@@ -5,7 +5,7 @@
  * lists every non-hidden route of every module as it really behaves.
  */
 import { z } from 'zod';
-import type { ModuleFactory } from '../app.js';
+import type { ModuleFactory } from '../module.js';
 import type { ServerContext } from '../context.js';
 import { defineRoute, type RouteDef } from '../http/router.js';
 

@@ -8,7 +8,7 @@
 import { TaskStatus, JobFailedError } from '../../http/task.js';
 import type { PollOptions } from '../../http/job-handle.js';
 import { TtsJobs, type TtsJob, type TtsJobFamily } from '../../http/resources/jobs.js';
-import type { SegmentInput, TransportName } from '../transport.js';
+import type { SegmentInput, TransportName } from '../../transport.js';
 import { HttpSegmentTransport, type FetchedSegment, type HttpTransportOptions } from './http-base.js';
 
 export interface AsyncTransportOptions extends HttpTransportOptions {

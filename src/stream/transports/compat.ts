@@ -6,7 +6,7 @@
  */
 import { UnavailableError } from '../../errors.js';
 import { Compat, type CompatFormat } from '../../http/resources/compat.js';
-import type { SegmentInput, TransportName } from '../transport.js';
+import type { SegmentInput, TransportName } from '../../transport.js';
 import { HttpSegmentTransport, type FetchedSegment, type HttpTransportOptions } from './http-base.js';
 
 export class CompatTransport extends HttpSegmentTransport {

@@ -13,7 +13,7 @@ import { HttpClient, type RetryInfo } from '../../http/client.js';
 import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
 import { DEFAULT_MODEL } from '../../protocol/constants.js';
 import { countChars, LIMITS, splitByChars } from '../../protocol/limits.js';
-import type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportName, TransportSummary } from '../transport.js';
+import type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportName, TransportSummary } from '../../transport.js';
 import { SegmentAudioAssembler, splitChunks, type AudioFile } from './http-audio.js';
 
 /** Options every HTTP transport takes. */

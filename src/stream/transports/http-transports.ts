@@ -2,7 +2,7 @@
  * One entry point for the HTTP transports, so `auto` failover and the CLI's
  * `--transport` build any of them by name.
  */
-import { TransportName } from '../transport.js';
+import { TransportName } from '../../transport.js';
 import { AsyncTransport, type AsyncTransportOptions } from './async.js';
 import { CompatTransport } from './compat.js';
 import type { HttpSegmentTransport } from './http-base.js';

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { Tts } from '../../http/resources/tts.js';
 import { LIMITS } from '../../protocol/limits.js';
-import type { SegmentInput, TransportName } from '../transport.js';
+import type { SegmentInput, TransportName } from '../../transport.js';
 import { HttpSegmentTransport, type FetchedSegment, type HttpTransportOptions } from './http-base.js';
 
 /**

@@ -4,7 +4,7 @@ import { HttpClient } from '../../../src/http/client.js';
 import type { AudioChunk } from '../../../src/protocol/audio.js';
 import { buildWavHeader } from '../../../src/sinks/wav-header.js';
 import { HttpSegmentTransport, splitRequestText, type FetchedSegment, type HttpTransportOptions } from '../../../src/stream/transports/http-base.js';
-import type { SegmentInput, SegmentResult, TransportName } from '../../../src/stream/transport.js';
+import type { SegmentInput, SegmentResult, TransportName } from '../../../src/transport.js';
 
 const PCM = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
 

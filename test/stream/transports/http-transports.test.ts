@@ -10,7 +10,7 @@ import { CompatTransport } from '../../../src/stream/transports/compat.js';
 import type { HttpTransportOptions } from '../../../src/stream/transports/http-base.js';
 import { segmentRequestId, SyncTransport } from '../../../src/stream/transports/sync.js';
 import { createHttpTransport, HTTP_TRANSPORTS, splitRequestText } from '../../../src/stream/transports/http-transports.js';
-import type { SegmentResult, SegmentTransport } from '../../../src/stream/transport.js';
+import type { SegmentResult, SegmentTransport } from '../../../src/transport.js';
 
 let server: ReferenceServer;
 let client: VoxpipeClient;

@@ -4,7 +4,7 @@
  * Prices and the design lifetime: `settings.ts`; webhook rules:
  * `../../webhooks/dispatcher.ts`; signatures: `../../../protocol/webhooks.ts`.
  */
-import type { ModuleFactory } from '../../app.js';
+import type { ModuleFactory } from '../../module.js';
 import { WebhookDispatcher, webhookOptionsFromEnv } from '../../webhooks/dispatcher.js';
 import { IdempotencyStore } from '../common/idempotency.js';
 import { taskTerminalHooks } from '../common/task-runner.js';

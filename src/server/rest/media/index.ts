@@ -6,7 +6,7 @@
  * prompt-derived PNG pattern for images, ffmpeg-encoded MP4 for videos and
  * lip-sync. Billing: ASR in credits, the rest in API quota (see catalog.ts).
  */
-import type { ModuleFactory } from '../../app.js';
+import type { ModuleFactory } from '../../module.js';
 import { IdempotencyStore } from '../common/idempotency.js';
 import { asrFamily } from './asr.js';
 import { imageFamily } from './images.js';

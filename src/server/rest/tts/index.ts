@@ -5,7 +5,7 @@
  * task runner, the Bearer download routes with signed redirects, and the
  * legacy TTS paths of spec 9. Billing rules: `../common/billing.ts`.
  */
-import type { ModuleFactory } from '../../app.js';
+import type { ModuleFactory } from '../../module.js';
 import type { Account } from '../../store/types.js';
 import { AudioStore } from '../common/audio-store.js';
 import { IdempotencyStore } from '../common/idempotency.js';

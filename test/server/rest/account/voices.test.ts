@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReferenceServer } from '../../../src/server/index.js';
-import { CLONE_CREDITS } from '../../../src/server/rest/account/settings.js';
+import type { ReferenceServer } from '../../../../src/server/index.js';
+import { CLONE_CREDITS } from '../../../../src/server/rest/account/settings.js';
 import { creditsOf, errorOf, fileServer, get, MODEL, newAccount, pitchOfWav, post, referenceWav, startAccountServer, startServerPlain, VOICE } from './helpers.js';
 
 let server: ReferenceServer;

@@ -7,8 +7,8 @@
  * transport at a segment boundary.
  */
 import type { EventEmitter } from 'eventemitter3';
-import type { AudioChunk, AudioFormat, PcmInfo } from '../protocol/audio.js';
-import type { VoxpipeError } from '../errors.js';
+import type { AudioChunk, AudioFormat, PcmInfo } from './protocol/audio.js';
+import type { VoxpipeError } from './errors.js';
 
 export const TransportName = {
   realtime: 'realtime',

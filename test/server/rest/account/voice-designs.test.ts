@@ -1,8 +1,8 @@
 import { MPEGDecoder } from 'mpg123-decoder';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReferenceServer } from '../../../src/server/index.js';
-import { accountSettings, DEFAULT_DESIGN_TTL_MS, DESIGN_CANDIDATES, DESIGN_CREDITS_PER_CANDIDATE } from '../../../src/server/rest/account/settings.js';
-import { parsePrompt, designCandidates } from '../../../src/server/voices/design.js';
+import type { ReferenceServer } from '../../../../src/server/index.js';
+import { accountSettings, DEFAULT_DESIGN_TTL_MS, DESIGN_CANDIDATES, DESIGN_CREDITS_PER_CANDIDATE } from '../../../../src/server/rest/account/settings.js';
+import { parsePrompt, designCandidates } from '../../../../src/server/voices/design.js';
 import { creditsOf, errorOf, get, newAccount, pitchOfWav, post, startAccountServer } from './helpers.js';
 
 const DESIGN_CREDITS = DESIGN_CANDIDATES * DESIGN_CREDITS_PER_CANDIDATE;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReferenceServer } from '../../../src/server/index.js';
-import { taskRunnerOf } from '../../../src/server/rest/common/task-runner.js';
-import { webhookDispatcherOf, type WebhookEvent } from '../../../src/server/webhooks/dispatcher.js';
-import { isPrivateAddress } from '../../../src/server/net/public-url.js';
-import { signWebhook, verifyWebhookSignature, WEBHOOK_TOLERANCE_MS } from '../../../src/protocol/webhooks.js';
+import type { ReferenceServer } from '../../../../src/server/index.js';
+import { taskRunnerOf } from '../../../../src/server/rest/common/task-runner.js';
+import { webhookDispatcherOf, type WebhookEvent } from '../../../../src/server/webhooks/dispatcher.js';
+import { isPrivateAddress } from '../../../../src/server/net/public-url.js';
+import { signWebhook, verifyWebhookSignature, WEBHOOK_TOLERANCE_MS } from '../../../../src/protocol/webhooks.js';
 import { localServer, newAccount, post, startAccountServer, startServerPlain, until, VOICE } from './helpers.js';
 
 describe('verifyWebhookSignature', () => {

@@ -1,13 +1,13 @@
 /** Helpers of the account-route tests: a server that accepts loopback URLs, reference audio, a pitch meter. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startServer, type ReferenceServer, type ServerOptions } from '../../../src/server/index.js';
-import { wavHeader, parseWavHeader } from '../../../src/server/audio/wav.js';
-import { ToneEngine } from '../../../src/server/engines/index.js';
-import { estimatePitch } from '../../../src/server/voices/pitch.js';
-import { ANALYSIS_RATE, resample } from '../../../src/server/voices/signal.js';
+import { startServer, type ReferenceServer, type ServerOptions } from '../../../../src/server/index.js';
+import { wavHeader, parseWavHeader } from '../../../../src/server/audio/wav.js';
+import { ToneEngine } from '../../../../src/server/engines/index.js';
+import { estimatePitch } from '../../../../src/server/voices/pitch.js';
+import { ANALYSIS_RATE, resample } from '../../../../src/server/voices/signal.js';
 
-export { creditsOf, errorOf, get, newAccount, post, until, DEV_API_KEY, VOICE, MODEL } from '../rest/helpers.js';
+export { creditsOf, errorOf, get, newAccount, post, until, DEV_API_KEY, VOICE, MODEL } from '../helpers.js';
 
 /** A tone-engine server on port 0 that accepts loopback URLs (reference audio, webhooks). */
 export function startAccountServer(options: ServerOptions = {}): Promise<ReferenceServer> {

@@ -1,13 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { analyzeVoice, UnusableReferenceError } from '../../../src/server/voices/analyze.js';
-import { decodeAudio, UndecodableAudioError } from '../../../src/server/voices/decode.js';
-import { findLanguage } from '../../../src/server/voices/languages.js';
-import { estimatePitch } from '../../../src/server/voices/pitch.js';
-import { estimateRate } from '../../../src/server/voices/rate.js';
-import { ANALYSIS_RATE, resample } from '../../../src/server/voices/signal.js';
-import { wavHeader } from '../../../src/server/audio/wav.js';
-import { encodeWhole } from '../../../src/server/audio/encoder.js';
-import { espeakAvailable, EspeakEngine, ToneEngine, type SpeechEngine } from '../../../src/server/engines/index.js';
+import { analyzeVoice, UnusableReferenceError } from '../../../../src/server/voices/analyze.js';
+import { decodeAudio, UndecodableAudioError } from '../../../../src/server/voices/decode.js';
+import { findLanguage } from '../../../../src/server/voices/languages.js';
+import { estimatePitch } from '../../../../src/server/voices/pitch.js';
+import { estimateRate } from '../../../../src/server/voices/rate.js';
+import { ANALYSIS_RATE, resample } from '../../../../src/server/voices/signal.js';
+import { wavHeader } from '../../../../src/server/audio/wav.js';
+import { encodeWhole } from '../../../../src/server/audio/encoder.js';
+import { espeakAvailable, EspeakEngine, ToneEngine, type SpeechEngine } from '../../../../src/server/engines/index.js';
 
 const tone = new ToneEngine();
 let espeak: SpeechEngine | undefined;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReferenceServer } from '../../../src/server/index.js';
-import { CLONE_CREDITS } from '../../../src/server/rest/account/settings.js';
+import type { ReferenceServer } from '../../../../src/server/index.js';
+import { CLONE_CREDITS } from '../../../../src/server/rest/account/settings.js';
 import { errorOf, fileServer, get, ledgerSum, newAccount, post, referenceWav, startAccountServer, startServerPlain, VOICE } from './helpers.js';
 
 let server: ReferenceServer;

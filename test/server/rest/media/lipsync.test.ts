@@ -18,7 +18,7 @@ import {
   toneWav,
   until,
   type InputServer,
-} from '../helpers.js';
+} from '../../media/helpers.js';
 
 let server: ReferenceServer;
 let inputs: InputServer;
