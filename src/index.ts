@@ -8,6 +8,8 @@
  */
 export { createSpeechPool, createSpeechStream, createTransport, defaultVoice, TRANSPORT_CHOICES } from './speech.js';
 export { fetchCapabilities, listVoices } from './discovery.js';
+export { mintTicket } from './realtime/browser-ticket.js';
+export type { BrowserTicket } from './realtime/browser-ticket.js';
 export type { Capabilities, VoiceInfo } from './discovery.js';
 export type { RealtimeTuning, SpeechOptions, SpeechPool, SpeechPoolOptions, TransportChoice } from './speech.js';
 export { SpeechStream, shouldFailover } from './stream/speech-stream.js';

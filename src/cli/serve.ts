@@ -1,5 +1,5 @@
 /**
- * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal]`
+ * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal] [--demo]`
  * Prints exactly one JSON line when ready:
  * {"event":"listening","baseUrl":...,"rootUrl":...,"wsUrl":...,"rtHttpUrl":...}
  * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { choice, numberOption, usage, UsageError } from './args.js';
 import { ExitCode, note, type Io } from './io.js';
 
-export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit REQUESTS_PER_SECOND] [--dialect reference|alt|minimal]';
+export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit REQUESTS_PER_SECOND] [--dialect reference|alt|minimal] [--demo]';
 
 async function loadAccounts(path: string): Promise<AccountSeed[]> {
   let parsed: unknown;
@@ -42,6 +42,7 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
         'allow-private-urls': { type: 'boolean' },
         'rate-limit': { type: 'string' },
         dialect: { type: 'string' },
+        demo: { type: 'boolean' },
       },
     }),
   );
@@ -67,9 +68,11 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
     ...(values['allow-private-urls'] && { allowPrivateUrls: true }),
     ...(rateLimit !== undefined && { rateLimit: { requestsPerSecond: rateLimit } }),
     ...(dialect !== undefined && { dialect }),
+    ...(values.demo && { demo: true }),
   });
   io.stdout.write(`${JSON.stringify({ event: 'listening', baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl })}\n`);
   note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${server.ctx.dialect.name}`);
+  if (values.demo) note(io, `demo at ${server.rootUrl}/demo (open it in a browser; it speaks for the first account)`);
   note(io, `accepts the key ${values.accounts ? `of each account in ${values.accounts}` : io.env['VOXPIPE_API_KEY'] ? 'in VOXPIPE_API_KEY' : '"sk-local-dev" (set VOXPIPE_API_KEY to choose another)'}; local files as inputs need --allow-private-urls`);
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {

@@ -65,3 +65,12 @@ export async function createBrowserTicket(opts: BrowserTicketOptions): Promise<B
   if (typeof body['site'] === 'string') ticket.site = body['site'];
   return ticket;
 }
+
+/**
+ * For an app's server: a single-use ticket with which a page at `origin`
+ * may open one realtime connection (`voxpipe/browser`'s `getTicket`). The
+ * key stays on the server.
+ */
+export function mintTicket(config: { rtHttpUrl: string; apiKey: string }, origin: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<BrowserTicket> {
+  return createBrowserTicket({ rtHttpUrl: config.rtHttpUrl, apiKey: config.apiKey, origin, ...options });
+}

@@ -28,7 +28,7 @@ export type { BackoffPolicy } from './backoff.js';
 export { fetchRequestStatus, fetchSegmentAudio } from './status-client.js';
 export type { HttpReadOptions } from './status-client.js';
 export type { RealtimeSegmentResult, SegmentWaterfall, SessionTimings } from './waterfall.js';
-export { createBrowserTicket } from './browser-ticket.js';
+export { createBrowserTicket, mintTicket } from './browser-ticket.js';
 export type { BrowserTicket, BrowserTicketOptions } from './browser-ticket.js';
 export { createRealtimeTransport } from './transport.js';
 export type { RealtimeTransportOptions } from './transport.js';

@@ -9,6 +9,7 @@ import { LOCAL_DEV_API_KEY } from '../config.js';
 import { createEngine, type EngineChoice } from './engines/index.js';
 import { supportedFormats } from './audio/encoder.js';
 import { errorBody, newId, stderrLog, type ServerContext, type ServerLog, type ServerUrls } from './context.js';
+import { createDemoModule } from './demo/index.js';
 import { dialectOf, type DialectName } from './dialect.js';
 import { Faults, type FaultPlan } from './faults.js';
 import { authenticate } from './http/auth.js';
@@ -59,6 +60,8 @@ export interface ServerOptions {
   rateLimit?: RateLimitOptions;
   /** How the points the spec leaves open are taken (`dialect.ts`); default `VOXPIPE_DIALECT`, else `reference`. */
   dialect?: DialectName;
+  /** Serve the browser demo at `/demo` for the first account (`serve --demo`); default off. */
+  demo?: boolean;
   /** Where internal errors go; default standard error with the stack. */
   log?: ServerLog;
 }
@@ -143,6 +146,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
   const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
   const router = new Router();
   const modules = SERVER_MODULES.map((factory) => factory(ctx, router));
+  if (options.demo && seeds[0]) modules.push(createDemoModule(ctx, { apiKey: seeds[0].apiKey }));
   for (const m of modules) if (m.routes) router.add(...m.routes);
   const upgrades = new Map<string, NonNullable<ServerModule['upgrade']>[string]>();
   for (const m of modules) for (const [path, handler] of Object.entries(m.upgrade ?? {})) upgrades.set(path, handler);

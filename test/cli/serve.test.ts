@@ -32,6 +32,28 @@ async function startServe(args: string[]): Promise<{ proc: ChildProcess; line: R
 }
 
 describe('voxpipe serve', () => {
+  it('--demo serves the browser demo and says where on standard error; without it there is none', async () => {
+    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--engine', 'tone', '--demo'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, VOXPIPE_API_KEY: 'sk-serve-test' } });
+    child = proc;
+    let err = '';
+    proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const deadline = Date.now() + 20_000;
+    while (!/demo at (\S+)/.test(err)) {
+      if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`no demo note: ${err}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const url = /demo at (\S+)/.exec(err)![1]!;
+    const page = await fetch(url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await page.text()).toContain("from '/demo/voxpipe.js'");
+    expect((await fetch(`${new URL(url).origin}/demo/voxpipe.js`)).status).toBe(200);
+    proc.kill('SIGKILL');
+
+    const plain = await startServe(['--port', '0', '--engine', 'tone']);
+    expect((await fetch(`${plain.line.rootUrl}/demo`)).status).toBe(404);
+  });
+
   it('prints one listening line with the four URLs, and drains on SIGTERM', async () => {
     const { proc, line, stdout } = await startServe(['--port', '0', '--engine', 'tone']);
     expect(Object.keys(line).sort()).toEqual(['baseUrl', 'event', 'rootUrl', 'rtHttpUrl', 'wsUrl']);

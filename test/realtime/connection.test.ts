@@ -10,7 +10,7 @@ import { AuthenticationError, AbortError, ConnectionError, ProtocolError, Realti
 import { encodeFrame } from '../../src/protocol/codec.js';
 import { SUBPROTOCOL } from '../../src/protocol/constants.js';
 import type { ServerEvent } from '../../src/protocol/events.js';
-import { createBrowserTicket } from '../../src/realtime/browser-ticket.js';
+import { createBrowserTicket, mintTicket } from '../../src/realtime/browser-ticket.js';
 import { connect, liveUrl, type CloseInfo, type ConnectOptions } from '../../src/realtime/connection.js';
 import type { ReferenceServer } from '../../src/server/index.js';
 import { API_KEY, REQUEST, startTestServer } from './fixtures.js';
@@ -125,6 +125,19 @@ describe('against the reference server', () => {
     const connection = await connect(r.options);
     expect(connection.sessionId).toBeTruthy();
     connection.close();
+  });
+
+  it('mintTicket (the app-server helper): a ticket for an origin, good for one connection from it', async () => {
+    const origin = 'https://shop.example.com';
+    const { ticket, origin: bound } = await mintTicket({ rtHttpUrl: server.rtHttpUrl, apiKey: API_KEY }, origin);
+    expect(bound).toBe(origin);
+    const r = recorder({ wsUrl: server.wsUrl, ticket, origin });
+    delete r.options.apiKey;
+    const connection = await connect(r.options);
+    connection.close();
+    const again = recorder({ wsUrl: server.wsUrl, ticket, origin });
+    delete again.options.apiKey;
+    expect(await rejection(connect(again.options))).toMatchObject({ code: 'authentication_failed' });
   });
 
   it('a refused ticket: the server error event rejects the connect', async () => {
