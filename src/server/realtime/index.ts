@@ -14,7 +14,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { REALTIME_PATHS, SUBPROTOCOL } from '../../protocol/constants.js';
+import { ErrorCode, REALTIME_PATHS, RequestState, SUBPROTOCOL } from '../../protocol/constants.js';
 import { LIMITS } from '../../protocol/limits.js';
 import type { ModuleFactory, ServerModule } from '../module.js';
 import type { ServerContext } from '../context.js';
@@ -22,7 +22,7 @@ import { ApiErrorCode, HttpError } from '../http/errors.js';
 import type { RouteDef } from '../http/router.js';
 import { capabilitiesRoute } from './capabilities.js';
 import { checkHandshake, rejectUpgrade } from './handshake.js';
-import { RequestStore } from './request-store.js';
+import { RequestStore, SegmentState } from './request-store.js';
 import { Session } from './session.js';
 import { statusRoutes } from './status-routes.js';
 import { browserTicketRoute, TicketBook } from './tickets.js';
@@ -30,10 +30,36 @@ import { browserTicketRoute, TicketBook } from './tickets.js';
 export { buildCapabilities } from './capabilities.js';
 export { REALTIME_TUNING, overrideRealtimeTuning, type RealtimeTuning } from './tuning.js';
 
+/**
+ * A server starting on a store that outlived its previous process (a
+ * persistent store, or a test's snapshot) finds requests still `running`
+ * that no connection of this process generates: the process that did is
+ * gone. They become `failed_retryable`, as a dropped connection makes them
+ * (in-flight segments failed, their units kept only where the charge was
+ * committed), so the client's `retry_failed` resumes them with no second
+ * charge for what was already paid.
+ */
+export function recoverOrphans(ctx: ServerContext, requests: RequestStore): number {
+  const orphans = requests.running();
+  for (const record of orphans) {
+    for (const segment of record.segments) {
+      if (segment.state !== SegmentState.accepted) continue;
+      segment.state = SegmentState.failed;
+      if (ctx.store.ledger.get(segment.refId)?.state !== 'committed') segment.units = 0;
+    }
+    record.state = RequestState.failedRetryable;
+    record.failure = { code: ErrorCode.connectionClosed, message: 'the server restarted while the request ran' };
+    record.ownerSessionId = undefined;
+    requests.save(record);
+  }
+  return orphans.length;
+}
+
 /** Build the realtime module over the server context. */
 export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerModule => {
   const tickets = new TicketBook(ctx);
   const requests = new RequestStore(ctx.store, ctx.site);
+  recoverOrphans(ctx, requests);
   const sessions = new Set<Session>();
   const wss = new WebSocketServer({
     noServer: true,

@@ -101,6 +101,11 @@ export class RequestStore {
     return record;
   }
 
+  /** Records of this site still `running`. */
+  running(): RequestRecord[] {
+    return [...this.#records.values()].filter((r) => r.site === this.site && r.state === RequestState.running);
+  }
+
   /** Write a changed record back (a no-op in memory; what a shared store needs). */
   save(record: RequestRecord): void {
     record.updatedAt = new Date().toISOString();
