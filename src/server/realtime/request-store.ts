@@ -8,6 +8,7 @@ import type { AudioFormat } from '../../protocol/audio.js';
 import { RequestState } from '../../protocol/constants.js';
 import type { StartRequest } from '../../protocol/events.js';
 import type { Collection, Store } from '../store/types.js';
+import { REALTIME_TUNING } from './tuning.js';
 
 /** Journal state of one segment. */
 export const SegmentState = { accepted: 'accepted', completed: 'completed', failed: 'failed' } as const;
@@ -66,11 +67,49 @@ export function storedAudioBytes(record: RequestRecord): number {
 }
 
 /** Reliable requests of one site, per account. */
+function finished(record: RequestRecord): boolean {
+  return record.state !== RequestState.running;
+}
+
 export class RequestStore {
   readonly #records: Collection<RequestRecord>;
+  /** Finished requests by key, oldest first, with the audio bytes each keeps: what retention evicts. */
+  readonly #finished = new Map<string, { atMs: number; bytes: number }>();
+  #finishedBytes = 0;
 
   constructor(store: Store, private readonly site: string) {
     this.#records = store.collection<RequestRecord>('realtime-requests');
+    // A store that outlived its process: its finished requests age from when they finished.
+    const old = [...this.#records.values()].filter((r) => r.site === site && finished(r)).sort((a, b) => a.updatedAt.localeCompare(b.updatedAt));
+    for (const r of old) this.#track(this.#key(r.userId, r.requestId), Date.parse(r.updatedAt), storedAudioBytes(r));
+  }
+
+  /** Requests kept now (all states). */
+  get size(): number {
+    return this.#records.size;
+  }
+
+  #track(key: string, atMs: number, bytes: number): void {
+    this.#untrack(key);
+    this.#finished.set(key, { atMs, bytes });
+    this.#finishedBytes += bytes;
+  }
+
+  #untrack(key: string): void {
+    const entry = this.#finished.get(key);
+    if (!entry) return;
+    this.#finished.delete(key);
+    this.#finishedBytes -= entry.bytes;
+  }
+
+  /** Forget finished requests past their retention, oldest first, and while their stored audio is over the bound. */
+  #sweep(nowMs: number): void {
+    for (const [key, entry] of this.#finished) {
+      const expired = nowMs - entry.atMs > REALTIME_TUNING.requestRetentionMs;
+      if (!expired && this.#finishedBytes <= REALTIME_TUNING.maxFinishedAudioBytes) break;
+      this.#untrack(key);
+      this.#records.delete(key);
+    }
   }
 
   #key(userId: string, requestId: string): string {
@@ -108,7 +147,12 @@ export class RequestStore {
 
   /** Write a changed record back (a no-op in memory; what a shared store needs). */
   save(record: RequestRecord): void {
-    record.updatedAt = new Date().toISOString();
-    this.#records.set(this.#key(record.userId, record.requestId), record);
+    const nowMs = Date.now();
+    record.updatedAt = new Date(nowMs).toISOString();
+    const key = this.#key(record.userId, record.requestId);
+    this.#records.set(key, record);
+    if (finished(record)) this.#track(key, nowMs, storedAudioBytes(record));
+    else this.#untrack(key);
+    this.#sweep(nowMs);
   }
 }

@@ -13,6 +13,8 @@ export interface RealtimeTuning {
   maxAudioFrameBytes: number;
   coalesceDelayMs: number;
   maxStoredAudioBytesPerRequest: number;
+  requestRetentionMs: number;
+  maxFinishedAudioBytes: number;
   maxEventIdsPerConnection: number;
   drainCloseWaitMs: number;
 }
@@ -36,6 +38,14 @@ const DEFAULTS: Readonly<RealtimeTuning> = {
   coalesceDelayMs: 10,
   /** Audio of completed segments kept per request for the manifest; later segments get no `audio_url`. */
   maxStoredAudioBytesPerRequest: 64 * 1024 * 1024, // 64 MiB
+  /**
+   * A finished request (completed, or failed) stays readable on the status
+   * route, and resumable, this long after it finished; then it is forgotten
+   * (the spec leaves retention to the deployment).
+   */
+  requestRetentionMs: 10 * 60_000, // 10 min
+  /** Stored audio of finished requests, all together; past it the oldest finished requests are forgotten first. */
+  maxFinishedAudioBytes: 256 * 1024 * 1024, // 256 MiB
   /** Distinct client `event_id`s remembered per connection (duplicate detection); beyond it, `session_limit_exceeded`. */
   maxEventIdsPerConnection: 250_000,
   /** On drain, how long to wait for a peer to answer the close frame before cutting the socket. */
