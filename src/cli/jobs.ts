@@ -6,9 +6,6 @@
  * it again after a timeout never creates a second job. On the embedded
  * default each invocation has its own server: use `create --wait --out FILE`.
  */
-import { stat, writeFile } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { createClient, type VoxpipeClient } from '../http/index.js';
 import type { TtsJob } from '../http/resources/jobs.js';
@@ -17,10 +14,9 @@ import { AUDIO_FORMATS } from '../protocol/audio.js';
 import { DEFAULT_MODEL } from '../protocol/constants.js';
 import { defaultVoice } from '../speech.js';
 import { choice, numberOption, usage, UsageError } from './args.js';
-import { openFileSink } from '../sinks/index.js';
-import { parseWavHeader } from '../sinks/wav-header.js';
 import { ExitCode, note, type Io } from './io.js';
 import { checkOutPath } from './out-path.js';
+import { formatOfPath, writeAudioOut } from './audio-out.js';
 import { openService } from './service.js';
 
 export const JOBS_USAGE =
@@ -119,48 +115,6 @@ export async function jobs(argv: string[], io: Io): Promise<number> {
   }
 }
 
-/** The format a file name asks for (`.wav` → wav, ...), when --format is not given. */
-function formatOfPath(path: string | undefined): (typeof AUDIO_FORMATS)[number] | undefined {
-  const ext = path?.toLowerCase().match(/\.(\w+)$/)?.[1];
-  if (ext === 'wav' || ext === 'mp3' || ext === 'pcm' || ext === 'opus') return ext;
-  if (ext === 'ogg') return 'opus';
-  return undefined;
-}
-
 async function download(client: VoxpipeClient, job: TtsJob, out: string, io: Io): Promise<void> {
-  const file = await client.jobs.download(job);
-  if (out === '-') {
-    io.stdout.write(file.data);
-    return;
-  }
-  // The file holds what its name says: the job's audio is converted when the
-  // extension names another format (wav and raw PCM decoded here, other
-  // containers through ffmpeg).
-  const source = formatOfBytes(file.data, file.contentType);
-  const target = formatOfPath(out);
-  if (source === undefined || source === target) {
-    await writeFile(out, file.data);
-    note(io, `wrote ${out} (${file.data.length} bytes, ${file.contentType})`);
-    return;
-  }
-  const header = source === 'wav' ? parseWavHeader(file.data) : undefined;
-  // The decoders read the real layout of mp3 and opus; these numbers only seed them.
-  const info = { format: source, ...(header?.pcm ?? { sampleRate: 24_000, channels: 1, bitDepth: 16 }) };
-  const sink = openFileSink(out, info);
-  await pipeline(Readable.from([file.data]), sink);
-  await sink.done;
-  note(io, `wrote ${out} (${(await stat(out)).size} bytes, converted from the job's ${source})`);
-}
-
-/** The format of downloaded audio, from its bytes first, else its Content-Type. */
-function formatOfBytes(data: Buffer, contentType: string | undefined): (typeof AUDIO_FORMATS)[number] | undefined {
-  if (data.subarray(0, 4).toString('latin1') === 'RIFF') return 'wav';
-  if (data.subarray(0, 4).toString('latin1') === 'OggS') return 'opus';
-  if (data.subarray(0, 3).toString('latin1') === 'ID3' || (data[0] === 0xff && ((data[1] ?? 0) & 0xe0) === 0xe0)) return 'mp3';
-  const type = contentType?.toLowerCase() ?? '';
-  if (type.includes('mpeg')) return 'mp3';
-  if (type.includes('wav')) return 'wav';
-  if (type.includes('ogg') || type.includes('opus')) return 'opus';
-  if (type.includes('pcm') || type.includes('l16')) return 'pcm';
-  return undefined;
+  await writeAudioOut(out, await client.jobs.download(job), io, "the job's");
 }

@@ -14,6 +14,7 @@ import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { DESIGN_CANDIDATES, DESIGN_CREDITS_PER_CANDIDATE } from '../../src/server/rest/account/settings.js';
 import { fakeIo } from '../helpers/fake-io.js';
 import { localServer, pitchOfWav, referenceWav } from '../server/rest/account/helpers.js';
+import { ffprobe, HAS_FFMPEG } from '../server/media/helpers.js';
 
 type Command = (argv: string[], io: Io) => Promise<number>;
 
@@ -56,6 +57,19 @@ describe('voxpipe design → save → say → voices delete (one server)', () =>
     const mp3 = fakeIo(env());
     expect(await cli(design, ['preview', d.designId, candidate.candidateId, '--out', '-', '--format', 'mp3'], mp3)).toBe(0);
     expect(mp3.outBytes().length).toBeGreaterThan(1000);
+
+    // The file holds what its name says: a .flac preview is FLAC (the WAV through ffmpeg), not WAV bytes.
+    if (HAS_FFMPEG) {
+      const flacPath = join(dir, 'preview.flac');
+      const flac = fakeIo(env());
+      expect(await cli(design, ['preview', d.designId, candidate.candidateId, '--out', flacPath], flac)).toBe(0);
+      expect(flac.err()).toMatch(/converted from the preview's wav/);
+      expect(ffprobe(await readFile(flacPath)).format.format_name).toBe('flac');
+    }
+    // A folder that does not exist: refused before any request.
+    const nowhere = fakeIo(env());
+    expect(await cli(design, ['preview', d.designId, candidate.candidateId, '--out', join(dir, 'no-such-dir', 'p.wav')], nowhere)).toBe(1);
+    expect(nowhere.err()).toMatch(/output_unwritable/);
 
     const saved = fakeIo(env());
     expect(await cli(design, ['save', d.designId, candidate.candidateId, '--name', 'Narrator'], saved)).toBe(0);

@@ -67,6 +67,15 @@ describe('a consumer that installs only voxpipe', () => {
     expect(out.livekit).toMatch(/ERR_MODULE_NOT_FOUND.*@livekit\/agents/);
   });
 
+  it('the installed package runs no install script of its own (nothing compiles on a consumer\'s machine)', async () => {
+    const manifest = JSON.parse(await readFile(join(dir, 'node_modules/voxpipe/package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    const lifecycle = ['preinstall', 'install', 'postinstall'].filter((name) => manifest.scripts?.[name] !== undefined);
+    expect(lifecycle).toEqual([]);
+    // dist/ is in the tarball: nothing to build (`prepare` runs for git checkouts only).
+    await expect(readFile(join(dir, 'node_modules/voxpipe/dist/index.js'))).resolves.toBeInstanceOf(Buffer);
+    await expect(readFile(join(dir, 'node_modules/voxpipe/dist/browser/voxpipe.js'))).resolves.toBeInstanceOf(Buffer);
+  });
+
   it('npx voxpipe say writes speech on the embedded default', async () => {
     await run('npx', ['--no-install', 'voxpipe', 'say', 'Hello from a consumer.', '--out', 'hello.wav'], { cwd: dir, env: { ...process.env, VOXPIPE_BASE_URL: '' } });
     const header = parseWavHeader(await readFile(join(dir, 'hello.wav')));

@@ -9,12 +9,13 @@
  * is gone in the next). Resending `create` or `save` with the same
  * `--idempotency-key` replays the first result without a second charge.
  */
-import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createClient, type VoxpipeClient } from '../../http/index.js';
 import { choice, usage, UsageError } from '../args.js';
 import { ExitCode, note, type Io } from '../io.js';
 import { openService } from '../service.js';
+import { writeAudioOut } from '../audio-out.js';
+import { checkOutPath } from '../out-path.js';
 
 export const USAGE =
   'voxpipe design create PROMPT [--preview-text T] [--provider ID]... [--idempotency-key K] [--json] | preview DESIGN_ID CANDIDATE_ID --out FILE|- [--format wav|mp3] | save DESIGN_ID CANDIDATE_ID --name N [--idempotency-key K] [--json]';
@@ -42,6 +43,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
   if (action === 'create' && rest.join(' ').trim() === '') throw new UsageError('design create needs PROMPT');
   if ((action === 'preview' || action === 'save') && rest.length !== 2) throw new UsageError(`design ${action} needs DESIGN_ID and CANDIDATE_ID`);
   if (action === 'preview' && !values.out) throw new UsageError('design preview needs --out FILE (or - for standard output)');
+  // Before any request: no credits spent on a file that cannot be written.
+  if (action === 'preview' && values.out !== '-') await checkOutPath(values.out!);
   if (action === 'save' && !values.name) throw new UsageError('design save needs --name N');
   if (!['create', 'preview', 'save'].includes(action ?? '')) throw new UsageError(`design needs one of create, preview, save (got ${JSON.stringify(action ?? '')})`);
   const print = (value: unknown) => io.stdout.write(`${values.json ? JSON.stringify(value) : JSON.stringify(value, null, 2)}\n`);
@@ -65,11 +68,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       const format = formatOf(values.format, out);
       const path = `/voice-designs/${encodeURIComponent(designId)}/candidates/${encodeURIComponent(candidateId)}/audio`;
       const file = format === 'wav' ? await client.voiceDesigns.preview(designId, candidateId) : await client.http.binary({ path, query: { format } });
-      if (out === '-') io.stdout.write(file.data);
-      else {
-        await writeFile(out, file.data);
-        note(io, `wrote ${out} (${file.data.length} bytes, ${file.contentType})`);
-      }
+      // The file holds what its name says (e.g. `--out p.flac`: the preview's WAV through ffmpeg).
+      await writeAudioOut(out, file, io, "the preview's");
       return ExitCode.ok;
     }
     const saved = await client.voiceDesigns.save(designId, {
