@@ -6,7 +6,11 @@
  *
  * The API key must never reach a message or a property: `redact()` is applied
  * to the message, code, request id, stage, path and details of every error.
+ *
+ * Every code is in one catalogue (`protocol/codes.ts`) with its kind, which
+ * `error.kind` reads.
  */
+import { codeKind, type CodeKind } from './protocol/codes.js';
 
 export interface VoxpipeErrorOptions {
   cause?: unknown;
@@ -24,6 +28,11 @@ export class VoxpipeError extends Error {
   readonly requestId: string | undefined;
   readonly retryable: boolean;
   readonly details: Record<string, unknown>;
+
+  /** What kind of failure `code` is (`protocol/codes.ts`): what failover and retries decide on. */
+  get kind(): CodeKind {
+    return codeKind(this.code);
+  }
 
   constructor(code: string, message: string, options: VoxpipeErrorOptions = {}) {
     super(redact(message), options.cause === undefined ? undefined : { cause: options.cause });

@@ -14,14 +14,8 @@ import { apiErrorFromResponse, requestIdFromHeaders } from './api-error.js';
 import { decideRetry, DEFAULT_BACKOFF, HttpMethod, isResendSafe, parseRetryAfterMs, type RetryPolicy } from './retry.js';
 import { abortErrorOf, sleep as defaultSleep, type SleepFn } from './sleep.js';
 
-/** Codes of errors the client raises itself (the server's codes come from its bodies). */
-export const ClientErrorCode = {
-  invalidOptions: 'invalid_options',
-  connectionFailed: 'connection_failed',
-  invalidResponse: 'invalid_response',
-  unexpectedResponse: 'unexpected_response',
-  tooManyRedirects: 'too_many_redirects',
-} as const;
+export { ClientErrorCode } from '../protocol/codes.js';
+import { ClientErrorCode } from '../protocol/codes.js';
 
 /** The spec's `{base_url}` suffix; `{root_url}` is what precedes it. */
 export const BASE_PATH = '/api/open/v1';

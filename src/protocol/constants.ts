@@ -39,38 +39,7 @@ export const RequestState = {
 } as const;
 export type RequestState = (typeof RequestState)[keyof typeof RequestState];
 
-/** Realtime `error.code` values (spec 7.6). The set may grow: treat unknown codes by `retryable`/`terminal`. */
-export const ErrorCode = {
-  // authentication
-  authenticationFailed: 'authentication_failed',
-  authenticationRequired: 'authentication_required',
-  alreadyAuthenticated: 'already_authenticated',
-  permissionDenied: 'permission_denied',
-  // message state
-  invalidMessage: 'invalid_message',
-  invalidMessagepack: 'invalid_messagepack',
-  invalidState: 'invalid_state',
-  idempotencyConflict: 'idempotency_conflict',
-  emptySegment: 'empty_segment',
-  segmentTooLarge: 'segment_too_large',
-  // limits
-  sessionLimitExceeded: 'session_limit_exceeded',
-  quotaExceeded: 'quota_exceeded',
-  clientBackpressure: 'client_backpressure',
-  // capability
-  unsupportedParameter: 'unsupported_parameter',
-  voiceNotFound: 'voice_not_found',
-  modelNotFound: 'model_not_found',
-  // provider
-  providerUnavailable: 'provider_unavailable',
-  providerTimeout: 'provider_timeout',
-  generationFailed: 'generation_failed',
-  // lifecycle
-  billingFailed: 'billing_failed',
-  connectionClosed: 'connection_closed',
-  internalError: 'internal_error',
-} as const;
-export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+export { ErrorCode } from './codes.js';
 
 /** WebSocket close codes the protocol uses. */
 export const CloseCode = {

@@ -57,18 +57,7 @@ export interface Sink extends Writable {
   readonly done: Promise<SinkResult>;
 }
 
-/**
- * Codes of the errors raised by sinks and decoders, besides `unavailable`
- * (`UnavailableError`: no device, player or ffmpeg) and `aborted`
- * (`AbortError`: destroyed before `end()`).
- */
-export const SinkErrorCode = {
-  /** The input bytes are not valid audio of the announced format. */
-  decodeFailed: 'decode_failed',
-  /** Writing a file, or a child process, failed. */
-  sinkFailed: 'sink_failed',
-} as const;
-export type SinkErrorCode = (typeof SinkErrorCode)[keyof typeof SinkErrorCode];
+export { SinkErrorCode } from '../protocol/codes.js';
 
 /** Default `highWaterMark` of every sink and decoder: 16 KiB, about 340 ms of 24 kHz mono PCM. */
 export const DEFAULT_SINK_HIGH_WATER_MARK = 16 * 1024;

@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { Duplex, Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { AbortError, VoxpipeError } from '../errors.js';
+import { CodeKind } from '../protocol/codes.js';
 import { frameBytes, pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import { probeEncodedLayout } from '../protocol/audio-probe.js';
 import { wavHeaderLength } from '../protocol/wav.js';
@@ -151,21 +152,18 @@ interface SegmentState {
 }
 
 /**
- * Errors that another transport would answer the same way (the request
- * itself is wrong, or the account may not): no failover, the user gets the
- * spec's code. Everything else (connection lost, provider down, resume
- * exhausted) fails over when a fallback is configured.
+ * Failover decides on the error's kind (`protocol/codes.ts`), not on a list
+ * of codes: a request the service refuses (`request`), an account that may
+ * not (`account`) or a caller who stopped (`aborted`) would be answered the
+ * same way by another transport, so the user gets the spec's code. Anything
+ * else (connection lost, provider down, resume exhausted, a frame the client
+ * cannot use) fails over when a fallback is configured. An HTTP 4xx other
+ * than 408 and 429 is the request's fault whatever its code says.
  */
-const NO_FAILOVER_CODES: ReadonlySet<string> = new Set([
-  'voice_not_found', 'model_not_found', 'unsupported_parameter', 'quota_exceeded', 'session_limit_exceeded',
-  'authentication_failed', 'authentication_required', 'permission_denied', 'invalid_message', 'invalid_state',
-  'idempotency_conflict', 'empty_segment', 'segment_too_large', 'billing_failed', 'aborted',
-  'unauthorized', 'forbidden', 'insufficient_credits', 'invalid_request',
-]);
-
 export function shouldFailover(err: unknown): boolean {
   if (!(err instanceof VoxpipeError)) return true;
-  if (NO_FAILOVER_CODES.has(err.code)) return false;
+  const kind = err.kind;
+  if (kind === CodeKind.request || kind === CodeKind.account || kind === CodeKind.aborted) return false;
   const status = (err as { status?: unknown }).status;
   return !(typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 429);
 }

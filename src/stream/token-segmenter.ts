@@ -4,6 +4,7 @@
  * so speech starts even for text without punctuation.
  */
 import { VoxpipeError } from '../errors.js';
+import { LocalErrorCode } from '../protocol/codes.js';
 import { countChars } from '../protocol/limits.js';
 import { CutMode, resolveSegmenterOptions, segmentText } from './segmenter.js';
 import type { ResolvedSegmenterOptions, ScanProgress, SegmenterOptions, SegmenterState } from './segmenter.js';
@@ -42,7 +43,7 @@ export interface TokenSegmenterOptions extends SegmenterOptions {
 
 /** Codes of the errors `TokenSegmenter` throws. */
 export const TokenSegmenterErrorCode = {
-  ended: 'segmenter_ended',
+  ended: LocalErrorCode.segmenterEnded,
 } as const;
 
 const defaultClock: TimerClock = {

@@ -187,23 +187,4 @@ export interface MachineOptions {
   eventIdPrefix?: string;
 }
 
-/** `ResumeError.code` values. */
-export const ResumeErrorCode = {
-  /**
-   * Recovery failed `maxRetries` times with no progress in between, or took
-   * longer than `maxResumeMs`; `cause` is the last failure, `details.attempts`
-   * the attempts made. (When the last failure was a timeout, the machine
-   * fails with a `TimeoutError` carrying the same cause and details.)
-   */
-  retriesExhausted: 'retries_exhausted',
-  /** The status route says `failed_terminal`. */
-  requestFailedTerminal: 'request_failed_terminal',
-  /** The status route kept saying `running`. */
-  requestStillRunning: 'request_still_running',
-  /** The service completed the request before a queued segment was sent. */
-  requestCompleted: 'request_completed',
-  /** `start` with `retry_failed` was answered by a state that cannot be retried now. */
-  requestNotResumable: 'request_not_resumable',
-  /** The resumed request does not match the first one (format changed). */
-  resumeMismatch: 'resume_mismatch',
-} as const;
+export { ResumeErrorCode } from '../../protocol/codes.js';

@@ -3,25 +3,8 @@
  * (spec 7.1) with the status of spec 7.2.
  */
 
-/** REST error codes (spec 7.3). The set may grow. */
-export const ApiErrorCode = {
-  unauthorized: 'unauthorized',
-  forbidden: 'forbidden',
-  invalidRequest: 'invalid_request',
-  insufficientCredits: 'insufficient_credits',
-  notFound: 'not_found',
-  generationFailed: 'generation_failed',
-  unprocessable: 'unprocessable_media',
-  rateLimited: 'rate_limited',
-  unavailable: 'capability_unavailable',
-  requestInProgress: 'ERR_REQUEST_IN_PROGRESS',
-  requestIdConflict: 'ERR_REQUEST_ID_CONFLICT',
-  requestAlreadyCompleted: 'ERR_REQUEST_ALREADY_COMPLETED',
-  requestPreviouslyRefunded: 'ERR_REQUEST_PREVIOUSLY_REFUNDED',
-  idempotencyKeyRequired: 'idempotency_key_required',
-  idempotencyKeyReused: 'idempotency_key_reused',
-  internalError: 'internal_error',
-} as const;
+export { ApiErrorCode } from '../../protocol/codes.js';
+import { ApiErrorCode } from '../../protocol/codes.js';
 
 /** Thrown by handlers; the router turns it into the spec's error body. */
 export class HttpError extends Error {

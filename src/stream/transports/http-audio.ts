@@ -17,12 +17,8 @@ import { VoxpipeError } from '../../errors.js';
 import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
 import { buildWavHeader, scanWav, unsupportedFmt } from '../../protocol/wav.js';
 
-export const HttpAudioErrorCode = {
-  /** The route answered a format the stream cannot be built from. */
-  unexpectedFormat: 'unexpected_audio_format',
-  /** A segment's PCM layout differs from the stream's first one. */
-  layoutChanged: 'pcm_layout_changed',
-} as const;
+export { HttpAudioErrorCode } from '../../protocol/codes.js';
+import { HttpAudioErrorCode } from '../../protocol/codes.js';
 
 /** One whole file as a route returned it. */
 export interface AudioFile {

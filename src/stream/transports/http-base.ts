@@ -7,6 +7,7 @@
  * `pending()` still lists them in order, so a failover can take them over.
  */
 import { randomUUID } from 'node:crypto';
+import { LocalErrorCode } from '../../protocol/codes.js';
 import { EventEmitter } from 'eventemitter3';
 import { AbortError, VoxpipeError } from '../../errors.js';
 import { HttpClient, type RetryInfo } from '../../http/client.js';
@@ -100,7 +101,7 @@ export function splitRequestText(text: string, maxChars: number): string[] {
 export const DEFAULT_HTTP_PCM: PcmInfo = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
 
 export const HttpTransportErrorCode = {
-  closed: 'transport_closed',
+  closed: LocalErrorCode.transportClosed,
 } as const;
 
 function toVoxpipeError(err: unknown): VoxpipeError {
