@@ -126,9 +126,11 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
   const faults = new Faults();
   if (options.faults) faults.set(options.faults);
   const engine = await createEngine(options.engine ?? 'auto');
+  // One clock for the whole server (ledger, request store, tickets, event timestamps).
+  const now = () => new Date();
   const ctx: ServerContext = {
     store,
-    ledger: new Ledger(store),
+    ledger: new Ledger(store, now),
     faults,
     engine,
     formats: supportedFormats(),
@@ -136,7 +138,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     site: options.site ?? 'local',
     allowPrivateUrls: options.allowPrivateUrls ?? false,
     authTimeoutMs: options.authTimeoutMs ?? 10_000, // 10 s
-    now: () => new Date(),
+    now,
     newId,
     draining: false,
     dialect,

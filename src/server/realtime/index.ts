@@ -58,7 +58,7 @@ export function recoverOrphans(ctx: ServerContext, requests: RequestStore): numb
 /** Build the realtime module over the server context. */
 export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerModule => {
   const tickets = new TicketBook(ctx);
-  const requests = new RequestStore(ctx.store, ctx.site);
+  const requests = new RequestStore(ctx.store, ctx.site, ctx.now);
   recoverOrphans(ctx, requests);
   const sessions = new Set<Session>();
   const wss = new WebSocketServer({

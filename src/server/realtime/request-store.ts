@@ -77,7 +77,8 @@ export class RequestStore {
   readonly #finished = new Map<string, { atMs: number; bytes: number }>();
   #finishedBytes = 0;
 
-  constructor(store: Store, private readonly site: string) {
+  /** `now`: the server's clock (`ctx.now`). */
+  constructor(store: Store, private readonly site: string, private readonly now: () => Date = () => new Date()) {
     this.#records = store.collection<RequestRecord>('realtime-requests');
     // A store that outlived its process: its finished requests age from when they finished.
     const old = [...this.#records.values()].filter((r) => r.site === site && finished(r)).sort((a, b) => a.updatedAt.localeCompare(b.updatedAt));
@@ -122,7 +123,7 @@ export class RequestStore {
   }
 
   create(userId: string, requestId: string, request: StartRequest, format: AudioFormat, ownerSessionId: string): RequestRecord {
-    const now = new Date().toISOString();
+    const now = this.now().toISOString();
     const record: RequestRecord = {
       requestId,
       userId,
@@ -147,7 +148,7 @@ export class RequestStore {
 
   /** Write a changed record back (a no-op in memory; what a shared store needs). */
   save(record: RequestRecord): void {
-    const nowMs = Date.now();
+    const nowMs = this.now().getTime();
     record.updatedAt = new Date(nowMs).toISOString();
     const key = this.#key(record.userId, record.requestId);
     this.#records.set(key, record);

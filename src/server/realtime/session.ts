@@ -146,7 +146,7 @@ export class Session implements SessionPort {
 
   send<N extends ServerEventName>(name: N, body: EventBody<N>, inReplyTo?: string): void {
     if (this.#ws.readyState !== this.#ws.OPEN) return;
-    const envelope: Record<string, unknown> = { event: name, event_id: `${this.#eventPrefix}${++this.#eventSeq}`, trace_id: this.traceId, timestamp: Date.now() };
+    const envelope: Record<string, unknown> = { event: name, event_id: `${this.#eventPrefix}${++this.#eventSeq}`, trace_id: this.traceId, timestamp: this.ctx.now().getTime() };
     if (inReplyTo !== undefined) envelope['in_reply_to'] = inReplyTo;
     for (const frame of this.#rewrite(Object.assign(envelope, body))) this.#ws.send(encodeFrame(frame));
   }

@@ -57,7 +57,7 @@ export class TicketBook {
       site: this.ctx.site,
       host: host.toLowerCase(),
       origin,
-      expiresAtMs: Date.now() + (this.ttlMs ?? REALTIME_TUNING.ticketTtlMs),
+      expiresAtMs: this.ctx.now().getTime() + (this.ttlMs ?? REALTIME_TUNING.ticketTtlMs),
     };
     this.#tickets.set(record.ticket, record);
     return record;
@@ -72,7 +72,7 @@ export class TicketBook {
     const record = this.#tickets.get(ticket);
     if (!record) return 'unknown or already used ticket';
     this.#tickets.delete(ticket);
-    if (Date.now() > record.expiresAtMs) return 'ticket expired';
+    if (this.ctx.now().getTime() > record.expiresAtMs) return 'ticket expired';
     if (record.site !== this.ctx.site) return 'ticket not valid for this site';
     if (host === undefined || host.toLowerCase() !== record.host) return 'ticket not valid for this host';
     if (origin === undefined || normalizeOrigin(origin) !== record.origin) return 'ticket not valid for this origin';
@@ -82,7 +82,7 @@ export class TicketBook {
   }
 
   #sweep(): void {
-    const now = Date.now();
+    const now = this.ctx.now().getTime();
     for (const r of [...this.#tickets.values()]) if (now > r.expiresAtMs) this.#tickets.delete(r.ticket);
   }
 }

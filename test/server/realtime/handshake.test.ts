@@ -4,6 +4,10 @@ import { ErrorCode, PROTOCOL_VERSION } from '../../../src/protocol/constants.js'
 import type { ReferenceServer } from '../../../src/server/index.js';
 import { RealtimeTestClient } from '../../helpers/realtime-client.js';
 import { cleanUp, KEY_A, startTestServer } from './fixtures.js';
+import { allowKeyInUrls } from '../../setup/secret-scan.js';
+
+// These tests put a key in a URL on purpose, to show the server refuses it there.
+allowKeyInUrls(/[?&](token|api_key)=sk-/);
 
 let server: ReferenceServer;
 const clients: RealtimeTestClient[] = [];

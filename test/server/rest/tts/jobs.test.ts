@@ -5,6 +5,10 @@ import { taskRunnerOf } from '../../../../src/server/rest/common/task-runner.js'
 import { envelopeResponse, flatCreateResponse, flatListResponse, flatTaskDoc, jobListResponse } from '../../../../src/server/rest/tts/schemas.js';
 import { parseWavHeader } from '../../../../src/sinks/wav-header.js';
 import { creditsOf, decodeMp3, errorOf, get, MODEL, newAccount, post, startTestServer, until, VOICE } from '../helpers.js';
+import { allowKeyInUrls } from '../../../setup/secret-scan.js';
+
+// These tests put a key in a URL on purpose, to show the server refuses it there.
+allowKeyInUrls(/[?&](token|api_key)=sk-/);
 
 let server: ReferenceServer;
 let jobsUrl: string;
