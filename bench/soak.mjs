@@ -53,6 +53,8 @@ async function speak(text) {
   return { audio: Buffer.concat(parts), summary: speech.summary() };
 }
 
+// Idle HTTP keep-alive sockets (the discovery reads above) close after 5 s: count descriptors once they have.
+await new Promise((resolve) => setTimeout(resolve, 6_000));
 const startFds = fds();
 const startServer = await serverStats();
 const t0 = performance.now();
@@ -106,7 +108,7 @@ const deadline = setTimeout(() => (stopping = true), seconds * 1000);
 await Promise.all(Array.from({ length: streams }, (_, i) => worker(i)));
 clearTimeout(deadline);
 clearInterval(sampler);
-await new Promise((resolve) => setTimeout(resolve, 2_000)); // sockets of the last streams close
+await new Promise((resolve) => setTimeout(resolve, 6_000)); // sockets of the last streams close, HTTP keep-alive ones included (5 s)
 const endServer = await serverStats();
 const endFds = fds();
 
