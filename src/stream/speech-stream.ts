@@ -277,20 +277,34 @@ export class SpeechStream extends Duplex {
     try {
       return await this.#transport.open(this.#opts.signal);
     } catch (err) {
-      const fallback = this.#opts.fallback;
-      if (!fallback || !shouldFailover(err)) throw err;
-      const failed = this.#transport;
-      const next = fallback({ bytesEmitted: this.#bytes });
-      if (next.name === failed.name) throw err;
-      failed.removeAllListeners();
-      void failed.abort().catch(() => undefined);
-      this.#transport = next;
-      this.#attach(next);
-      this.#failovers++;
-      const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
-      this.emit('failover', { from: failed.name, to: next.name, pendingSegments: [], recharged: [], error });
+      const next = this.#switchTransport(err, []);
+      if (!next) throw err;
       return next.open(this.#opts.signal);
     }
+  }
+
+  /**
+   * The one failover hand-over (opening, sending or ending alike): when a
+   * fallback may serve after `err`, build it, mark the `pending` segments
+   * whose audio had begun (the failed transport charged them at their first
+   * audio; the fallback charges them again), retire the failed transport,
+   * attach the new one and say so. Undefined when there is no failover.
+   */
+  #switchTransport(err: unknown, pending: SegmentState[]): SegmentTransport | undefined {
+    const fallback = this.#opts.fallback;
+    if (!fallback || this.#interrupted || !shouldFailover(err)) return undefined;
+    const failed = this.#transport;
+    const next = fallback({ bytesEmitted: this.#bytes });
+    if (next.name === failed.name) return undefined;
+    const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
+    for (const s of pending) if (s.emittedBytes > 0 || s.attemptBytes > 0) s.recharged = true;
+    this.#failovers++;
+    failed.removeAllListeners();
+    void failed.abort(error).catch(() => undefined);
+    this.#transport = next;
+    this.#attach(next);
+    this.emit('failover', { from: failed.name, to: next.name, pendingSegments: pending.map((s) => s.segmentId), recharged: pending.filter((s) => s.recharged).map((s) => s.segmentId), error });
+    return next;
   }
 
   #attach(t: SegmentTransport): void {
@@ -434,23 +448,10 @@ export class SpeechStream extends Duplex {
 
   /** Move the segments not yet completed to the fallback transport. */
   #tryFailover(err: unknown): Promise<boolean> {
-    const failed = this.#transport;
     this.#handingOver ??= (async () => {
-      const fallback = this.#opts.fallback;
-      if (!fallback || this.#interrupted || !shouldFailover(err)) return false;
-      const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
-      const next = fallback({ bytesEmitted: this.#bytes });
-      if (next.name === failed.name) return false;
       const pending = this.#segments.filter((s) => !s.completed);
-      // Charged on the failed transport at its first audio: the fallback charges it again.
-      for (const s of pending) if (s.emittedBytes > 0 || s.attemptBytes > 0) s.recharged = true;
-      const recharged = pending.filter((s) => s.recharged).map((s) => s.segmentId);
-      this.#failovers++;
-      failed.removeAllListeners();
-      void failed.abort(error).catch(() => undefined);
-      this.#transport = next;
-      this.#attach(next);
-      this.emit('failover', { from: failed.name, to: next.name, pendingSegments: pending.map((s) => s.segmentId), recharged, error });
+      const next = this.#switchTransport(err, pending);
+      if (!next) return false;
       const info = await next.open(this.#opts.signal);
       this.#ready ??= info;
       for (const s of pending) {
