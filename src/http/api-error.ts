@@ -7,6 +7,7 @@
  */
 import { apiErrorFromStatus, RateLimitError, redact, type ApiError } from '../errors.js';
 import { parseRetryAfterMs } from './retry.js';
+import { HEADERS } from '../protocol/rest.js';
 
 /** Code used when the body names none, by status (spec 7.3). */
 const CODE_BY_STATUS: Readonly<Record<number, string>> = {
@@ -24,7 +25,7 @@ const CODE_BY_STATUS: Readonly<Record<number, string>> = {
 const MAX_QUOTED_BODY_CHARS = 200;
 
 /** Headers that carry the server's request id (spec 4.1). */
-export const REQUEST_ID_HEADERS = ['x-request-id', 'x-svc-request-id'] as const;
+export const REQUEST_ID_HEADERS = [HEADERS.requestId, HEADERS.svcRequestId] as const;
 
 export function requestIdFromHeaders(headers: Headers): string | undefined {
   for (const name of REQUEST_ID_HEADERS) {

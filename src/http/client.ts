@@ -18,7 +18,8 @@ export { ClientErrorCode } from '../protocol/codes.js';
 import { ClientErrorCode } from '../protocol/codes.js';
 
 /** The spec's `{base_url}` suffix; `{root_url}` is what precedes it. */
-export const BASE_PATH = '/api/open/v1';
+export { BASE_PATH } from '../protocol/rest.js';
+import { BASE_PATH } from '../protocol/rest.js';
 
 /** Information given to `onRetry` before the client waits and resends. */
 export interface RetryInfo {

@@ -10,6 +10,7 @@
  * refused before any work, so it is always safe to resend after the wait.
  */
 import { backoffDelayMs as sharedBackoffDelayMs } from '../backoff.js';
+import { HEADERS } from '../protocol/rest.js';
 
 /** HTTP methods the client sends. */
 export const HttpMethod = {
@@ -23,7 +24,7 @@ export const HttpMethod = {
 export type HttpMethod = (typeof HttpMethod)[keyof typeof HttpMethod];
 
 /** Headers whose presence makes a POST safe to resend (the server deduplicates on them). */
-export const IDEMPOTENCY_HEADERS = ['x-request-id', 'idempotency-key'] as const;
+export const IDEMPOTENCY_HEADERS = [HEADERS.requestId, HEADERS.idempotencyKey] as const;
 
 /** 409 code meaning "the same request id is still running": wait and ask again (spec 3.6). */
 export const REQUEST_IN_PROGRESS = 'ERR_REQUEST_IN_PROGRESS';

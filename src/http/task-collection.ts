@@ -11,6 +11,7 @@ import type { HttpClient, QueryValue, RetryInfo } from './client.js';
 import { arr, asObject, bool, isObject, num, type JsonObject } from './fields.js';
 import { JobHandle, type DownloadedFile, type DownloadOptions, type JobSource, type PollOptions } from './job-handle.js';
 import type { BaseTask, ListParams, TaskPage, TaskStatus } from './task.js';
+import { HEADERS } from '../protocol/rest.js';
 
 export interface TaskFamilyConfig<T extends BaseTask, P> {
   /** Name put in `task.family`, e.g. `tasks`, `media`, `jobs`. */
@@ -108,7 +109,7 @@ export class TaskCollection<T extends BaseTask, P> implements JobSource<T> {
   /** Create a task. Resolves with the task as the create response gives it. */
   async create(params: P, options: CreateOptions = {}): Promise<T> {
     const key = this.config.idempotencyKey ? (options.idempotencyKey ?? randomUUID()) : options.idempotencyKey;
-    const res = await this.client.json({ method: 'POST', path: this.config.path, body: this.config.body(params), headers: { 'idempotency-key': key }, signal: options.signal, onRetry: options.onRetry });
+    const res = await this.client.json({ method: 'POST', path: this.config.path, body: this.config.body(params), headers: { [HEADERS.idempotencyKey]: key }, signal: options.signal, onRetry: options.onRetry });
     return this.#normalize(res.data, res.requestId);
   }
 

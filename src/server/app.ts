@@ -21,6 +21,7 @@ import type { ServerModule } from './module.js';
 import { SERVER_MODULES } from './modules.js';
 import { MemoryStore } from './store/memory.js';
 import type { Account, Store } from './store/types.js';
+import { HEADERS } from '../protocol/rest.js';
 
 /** An account to create at start-up (`serve --accounts FILE` takes an array of these). */
 export interface AccountSeed {
@@ -160,8 +161,8 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = newId('req');
-    res.setHeader('x-request-id', requestId);
-    res.setHeader('x-svc-request-id', requestId);
+    res.setHeader(HEADERS.requestId, requestId);
+    res.setHeader(HEADERS.svcRequestId, requestId);
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const method = req.method ?? 'GET';

@@ -7,8 +7,9 @@ import { str, type JsonObject } from '../fields.js';
 import type { PollOptions } from '../job-handle.js';
 import { baseTaskFields, type BaseTask } from '../task.js';
 import { TaskCollection } from '../task-collection.js';
+import { REST_ROUTES } from '../../protocol/rest.js';
 
-export const ASR_PATH = '/asr/tasks';
+export const ASR_PATH = REST_ROUTES.asrTasks;
 
 export interface AsrParams {
   /** Publicly reachable URL (no cookies, LAN addresses or expired signatures). */

@@ -5,9 +5,10 @@
  */
 import type { HttpClient, RetryInfo } from '../client.js';
 import { arr, asObject, intHeader, str, type JsonObject } from '../fields.js';
+import { COMPAT_ROUTES } from '../../protocol/rest.js';
 
-export const COMPAT_SPEECH_PATH = '/v1/audio/speech';
-export const COMPAT_VOICES_PATH = '/v1/audio/voices';
+export const COMPAT_SPEECH_PATH = COMPAT_ROUTES.speech;
+export const COMPAT_VOICES_PATH = COMPAT_ROUTES.voices;
 
 export const CompatFormat = { mp3: 'mp3', wav: 'wav', pcm: 'pcm' } as const;
 export type CompatFormat = (typeof CompatFormat)[keyof typeof CompatFormat];

@@ -8,9 +8,10 @@ import type { HttpClient } from '../client.js';
 import type { PollOptions } from '../job-handle.js';
 import { TaskCollection } from '../task-collection.js';
 import { listMediaModels, MediaType, normalizeMediaTask, type MediaModel, type MediaTask } from './media.js';
+import { REST_ROUTES } from '../../protocol/rest.js';
 
-export const IMAGE_JOBS_PATH = '/media/images/jobs';
-export const IMAGE_TASKS_PATH = '/images/tasks';
+export const IMAGE_JOBS_PATH = REST_ROUTES.imageJobs;
+export const IMAGE_TASKS_PATH = REST_ROUTES.imageTasks;
 
 export interface ImageJobParams {
   prompt: string;

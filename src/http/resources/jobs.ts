@@ -13,6 +13,7 @@ import { arr, asObject, bool, num, str, type JsonObject } from '../fields.js';
 import type { DownloadedFile, DownloadOptions, JobHandle, PollOptions } from '../job-handle.js';
 import { baseTaskFields, TaskStatus, type BaseTask, type ListParams, type TaskPage } from '../task.js';
 import { TaskCollection, type CreateOptions, type TaskFamilyConfig } from '../task-collection.js';
+import { REST_ROUTES } from '../../protocol/rest.js';
 
 export const TtsJobFamily = {
   /** `/speech/tts/jobs`, envelope shape (2.4). */
@@ -23,8 +24,8 @@ export const TtsJobFamily = {
 export type TtsJobFamily = (typeof TtsJobFamily)[keyof typeof TtsJobFamily];
 
 export const TTS_JOB_PATHS: Record<TtsJobFamily, string> = {
-  jobs: '/speech/tts/jobs',
-  tasks: '/tts/tasks',
+  jobs: REST_ROUTES.ttsJobs,
+  tasks: REST_ROUTES.ttsTasks,
 };
 
 /** Download route of a job's audio under `{root_url}`. */

@@ -8,9 +8,10 @@ import type { HttpClient } from '../client.js';
 import type { PollOptions } from '../job-handle.js';
 import { TaskCollection } from '../task-collection.js';
 import { normalizeMediaTask, type MediaTask } from './media.js';
+import { REST_ROUTES } from '../../protocol/rest.js';
 
-export const LIPSYNC_JOBS_PATH = '/media/lip-sync/jobs';
-export const LIPSYNC_TASKS_PATH = '/lip-sync/tasks';
+export const LIPSYNC_JOBS_PATH = REST_ROUTES.lipsyncJobs;
+export const LIPSYNC_TASKS_PATH = REST_ROUTES.lipsyncTasks;
 
 export interface LipSyncJobParams {
   /** Reachable by the service; signed short-lived URLs allowed. */

@@ -6,8 +6,9 @@
 import type { HttpClient } from '../client.js';
 import { arr, asObject, isObject, str, type JsonObject } from '../fields.js';
 import { baseTaskFields, type BaseTask } from '../task.js';
+import { REST_ROUTES } from '../../protocol/rest.js';
 
-export const MEDIA_MODELS_PATH = '/media/models';
+export const MEDIA_MODELS_PATH = REST_ROUTES.mediaModels;
 
 /** Names a result URL goes by: `resultImageUrl` (image tasks), `resultVideoUrl` (video, lip-sync), and the open media-job shapes. */
 const RESULT_URL_KEYS = ['resultImageUrl', 'resultVideoUrl', 'resultUrl', 'result_url', 'imageUrl', 'videoUrl', 'outputUrl', 'output_url', 'url'];

@@ -4,8 +4,9 @@
  */
 import type { HttpClient } from '../client.js';
 import { asObject, isObject, num, str, type JsonObject } from '../fields.js';
+import { REST_ROUTES } from '../../protocol/rest.js';
 
-export const PROFILE_PATH = '/profile';
+export const PROFILE_PATH = REST_ROUTES.profile;
 
 export interface Profile {
   userId: string | undefined;

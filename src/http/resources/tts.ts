@@ -10,11 +10,12 @@ import { VoxpipeError } from '../../errors.js';
 import { ClientErrorCode, type HttpClient, type RetryInfo } from '../client.js';
 import { asObject, intHeader, num, str } from '../fields.js';
 import type { DownloadedFile } from '../job-handle.js';
+import { HEADERS, REST_ROUTES } from '../../protocol/rest.js';
 
 /** Route of sync TTS under `{base_url}`. */
-export const TTS_PATH = '/speech/tts';
+export const TTS_PATH = REST_ROUTES.tts;
 /** Response header with the credits a binary synthesis charged. */
-export const CREDITS_CHARGED_HEADER = 'x-svc-credits-charged';
+export const CREDITS_CHARGED_HEADER = HEADERS.creditsCharged;
 
 export interface SynthesizeParams {
   /** 1 to 5000 characters. */
@@ -65,14 +66,14 @@ export class Tts {
   /** Binary synthesis. A retry after a lost response answers 409 `ERR_REQUEST_ALREADY_COMPLETED` (no charge): use `synthesizeCached` to be able to replay. */
   async synthesize(params: SynthesizeParams): Promise<SynthesizeResult> {
     const requestId = params.requestId ?? randomUUID();
-    const res = await this.client.binary({ method: 'POST', path: TTS_PATH, body: body(params, false), headers: { 'x-request-id': requestId }, signal: params.signal, onRetry: params.onRetry });
+    const res = await this.client.binary({ method: 'POST', path: TTS_PATH, body: body(params, false), headers: { [HEADERS.requestId]: requestId }, signal: params.signal, onRetry: params.onRetry });
     return { audio: res.data, contentType: res.contentType, creditsCharged: intHeader(res.headers, CREDITS_CHARGED_HEADER), requestId, serverRequestId: res.requestId };
   }
 
   /** `cache: true`: JSON with an audio URL. Repeating the same `requestId` replays the stored response without a new charge. */
   async synthesizeCached(params: SynthesizeParams): Promise<CachedSynthesisResult> {
     const requestId = params.requestId ?? randomUUID();
-    const res = await this.client.json({ method: 'POST', path: TTS_PATH, body: body(params, true), headers: { 'x-request-id': requestId }, signal: params.signal, onRetry: params.onRetry });
+    const res = await this.client.json({ method: 'POST', path: TTS_PATH, body: body(params, true), headers: { [HEADERS.requestId]: requestId }, signal: params.signal, onRetry: params.onRetry });
     const data = asObject(res.data);
     const audioUrl = str(data, 'audio_url', 'audioUrl');
     if (!audioUrl) throw new VoxpipeError(ClientErrorCode.invalidResponse, 'sync TTS response has no audio_url', { requestId: res.requestId });

@@ -8,9 +8,10 @@ import type { HttpClient } from '../client.js';
 import type { PollOptions } from '../job-handle.js';
 import { TaskCollection } from '../task-collection.js';
 import { listMediaModels, MediaType, normalizeMediaTask, type MediaModel, type MediaTask } from './media.js';
+import { REST_ROUTES } from '../../protocol/rest.js';
 
-export const VIDEO_JOBS_PATH = '/media/videos/jobs';
-export const VIDEO_TASKS_PATH = '/videos/tasks';
+export const VIDEO_JOBS_PATH = REST_ROUTES.videoJobs;
+export const VIDEO_TASKS_PATH = REST_ROUTES.videoTasks;
 
 export interface VideoReference {
   role: 'start_frame' | 'end_frame' | 'reference';

@@ -9,8 +9,9 @@ import { VoxpipeError } from '../../errors.js';
 import { ClientErrorCode, type HttpClient } from '../client.js';
 import { arr, asObject, isObject, str, type JsonObject } from '../fields.js';
 import type { DownloadedFile } from '../job-handle.js';
+import { HEADERS, REST_ROUTES } from '../../protocol/rest.js';
 
-export const VOICE_DESIGNS_PATH = '/voice-designs';
+export const VOICE_DESIGNS_PATH = REST_ROUTES.voiceDesigns;
 
 export interface DesignParams {
   prompt: string;
@@ -67,7 +68,7 @@ export class VoiceDesigns {
   constructor(private readonly client: HttpClient) {}
 
   async create({ signal, idempotencyKey = randomUUID(), ...body }: DesignParams): Promise<VoiceDesign> {
-    const res = await this.client.json({ method: 'POST', path: VOICE_DESIGNS_PATH, body, headers: { 'idempotency-key': idempotencyKey }, signal });
+    const res = await this.client.json({ method: 'POST', path: VOICE_DESIGNS_PATH, body, headers: { [HEADERS.idempotencyKey]: idempotencyKey }, signal });
     const obj = unwrap(res.data, 'design');
     const designId = str(obj, 'designId', 'id');
     if (!designId) throw new VoxpipeError(ClientErrorCode.invalidResponse, 'voice design response has no designId', { requestId: res.requestId });
@@ -90,7 +91,7 @@ export class VoiceDesigns {
 
   /** Save a candidate as a permanent voice; returns its `voiceId`. */
   async save(designId: string, { signal, idempotencyKey = randomUUID(), visibility = 'private', ...rest }: SaveDesignParams): Promise<SavedVoice> {
-    const res = await this.client.json({ method: 'POST', path: `${VOICE_DESIGNS_PATH}/${encodeURIComponent(designId)}/voices`, body: { ...rest, visibility }, headers: { 'idempotency-key': idempotencyKey }, signal });
+    const res = await this.client.json({ method: 'POST', path: `${VOICE_DESIGNS_PATH}/${encodeURIComponent(designId)}/voices`, body: { ...rest, visibility }, headers: { [HEADERS.idempotencyKey]: idempotencyKey }, signal });
     const obj = unwrap(res.data, 'voice');
     const voiceId = str(obj, 'voiceId');
     if (!voiceId) throw new VoxpipeError(ClientErrorCode.invalidResponse, 'voice design save response has no voiceId', { requestId: res.requestId });

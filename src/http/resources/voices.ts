@@ -6,8 +6,9 @@
 import { VoxpipeError } from '../../errors.js';
 import { ClientErrorCode, type HttpClient } from '../client.js';
 import { arr, asObject, isObject, str, type JsonObject } from '../fields.js';
+import { HEADERS, REST_ROUTES } from '../../protocol/rest.js';
 
-export const VOICES_PATH = '/voices';
+export const VOICES_PATH = REST_ROUTES.voices;
 
 export interface Voice {
   voiceId: string;
@@ -77,7 +78,7 @@ export class Voices {
 
   /** Clone a voice; multipart when `audio` bytes are given, else JSON. */
   async clone(params: CloneVoiceParams): Promise<ClonedVoice> {
-    const res = await this.client.json({ method: 'POST', path: VOICES_PATH, body: cloneBody(params), headers: { 'idempotency-key': params.idempotencyKey }, signal: params.signal });
+    const res = await this.client.json({ method: 'POST', path: VOICES_PATH, body: cloneBody(params), headers: { [HEADERS.idempotencyKey]: params.idempotencyKey }, signal: params.signal });
     const obj = voiceObject(res.data);
     const voiceId = str(obj, 'voiceId', 'id');
     if (!voiceId) throw new VoxpipeError(ClientErrorCode.invalidResponse, 'voice clone response has no voiceId', { requestId: res.requestId });

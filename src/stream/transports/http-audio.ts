@@ -19,6 +19,7 @@ import { buildWavHeader, scanWav, unsupportedFmt } from '../../protocol/wav.js';
 
 export { HttpAudioErrorCode } from '../../protocol/codes.js';
 import { HttpAudioErrorCode } from '../../protocol/codes.js';
+import { HEADERS } from '../../protocol/rest.js';
 
 /** One whole file as a route returned it. */
 export interface AudioFile {
@@ -63,9 +64,9 @@ function headerInt(headers: Headers | undefined, name: string): number | undefin
 /** Layout of a raw PCM response: `x-svc-*` headers, Content-Type parameters, else `fallback`. */
 export function rawPcmLayout(file: AudioFile, fallback: PcmInfo): PcmInfo {
   return {
-    sampleRate: headerInt(file.headers, 'x-svc-sample-rate') ?? typeParam(file.contentType, 'rate') ?? fallback.sampleRate,
-    channels: headerInt(file.headers, 'x-svc-channels') ?? typeParam(file.contentType, 'channels') ?? fallback.channels,
-    bitDepth: headerInt(file.headers, 'x-svc-bit-depth') ?? fallback.bitDepth,
+    sampleRate: headerInt(file.headers, HEADERS.sampleRate) ?? typeParam(file.contentType, 'rate') ?? fallback.sampleRate,
+    channels: headerInt(file.headers, HEADERS.channels) ?? typeParam(file.contentType, 'channels') ?? fallback.channels,
+    bitDepth: headerInt(file.headers, HEADERS.bitDepth) ?? fallback.bitDepth,
   };
 }
 

@@ -21,8 +21,9 @@ import type { Account } from '../../store/types.js';
 import { checkPublicUrl, PublicUrlError } from '../../net/public-url.js';
 import { accountErrors } from './docs.js';
 import { profileResponse, profileUpdateBody, type ProfileUpdateBody } from './schemas.js';
+import { REST_ROUTES, serverPath } from '../../../protocol/rest.js';
 
-export const PROFILE_PATH = '/api/open/v1/profile';
+export const PROFILE_PATH = serverPath(REST_ROUTES.profile);
 
 /** Characters of the secret shown by the hint. */
 const HINT_CHARS = 4;

@@ -9,8 +9,9 @@ import { defineRoute, type RouteDef } from '../../http/router.js';
 import type { Account, LedgerEntry } from '../../store/types.js';
 import { accountErrors } from './docs.js';
 import { usageQuery, usageResponse, type UsageQuery } from './schemas.js';
+import { REST_ROUTES, serverPath } from '../../../protocol/rest.js';
 
-export const USAGE_PATH = '/api/open/v1/usage';
+export const USAGE_PATH = serverPath(REST_ROUTES.usage);
 
 function refunded(entries: readonly LedgerEntry[], currency: LedgerEntry['currency']): number {
   return entries.filter((e) => e.currency === currency && e.state === 'released').reduce((sum, e) => sum + e.amount, 0);

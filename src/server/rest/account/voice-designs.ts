@@ -37,8 +37,9 @@ import { accountErrors, idempotencyHeader } from './docs.js';
 import { designBody, designResponse, previewQuery, saveDesignBody, voiceResponse, type DesignBody, type PreviewQuery, type SaveDesignBody } from './schemas.js';
 import { accountSettings, DESIGN_CANDIDATES, DESIGN_CREDITS_PER_CANDIDATE, EXPIRED_DESIGN_GRACE_MS } from './settings.js';
 import { createVoice, personalView, VoiceSource } from './voice-records.js';
+import { REST_ROUTES, serverPath } from '../../../protocol/rest.js';
 
-export const VOICE_DESIGNS_PATH = '/api/open/v1/voice-designs';
+export const VOICE_DESIGNS_PATH = serverPath(REST_ROUTES.voiceDesigns);
 /** Store collection of designs. */
 export const DESIGNS_COLLECTION = 'voice-designs';
 

@@ -48,8 +48,9 @@ import {
 } from './schemas.js';
 import { CLONE_CREDITS } from './settings.js';
 import { createVoice, deleteVoice, newVoiceId, personalView, personalVoices, publicViews, VoiceSource, type StoredVoice, type VoiceView } from './voice-records.js';
+import { REST_ROUTES, serverPath } from '../../../protocol/rest.js';
 
-export const VOICES_PATH = '/api/open/v1/voices';
+export const VOICES_PATH = serverPath(REST_ROUTES.voices);
 /** Legacy voice paths (spec 9.3). */
 export const LEGACY_VOICE_PATHS = { list: '/api/open/list-models', create: '/api/open/create-model', delete: '/api/open/delete-model' } as const;
 /** Multipart field of the reference audio file. */

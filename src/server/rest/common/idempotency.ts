@@ -21,6 +21,7 @@ import { ApiErrorCode, HttpError, badRequest } from '../../http/errors.js';
 import type { Reply } from '../../http/router.js';
 import type { Account, Collection } from '../../store/types.js';
 import { payloadFingerprint } from './fingerprint.js';
+import { HEADERS } from '../../../protocol/rest.js';
 
 /** Error codes of Idempotency-Key handling. */
 export const IdempotencyErrorCode = {
@@ -30,7 +31,7 @@ export const IdempotencyErrorCode = {
 } as const;
 
 /** Name of the request header. */
-export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const IDEMPOTENCY_HEADER = HEADERS.idempotencyKey;
 /** Header set on a replayed response. */
 export const REPLAYED_HEADER = 'idempotent-replayed';
 

@@ -25,10 +25,11 @@ import { ASR_MAX_SECONDS, ASR_MODELS, asrCredits, asrEstimateTolerance, DEFAULT_
 import { CREATE_ERRORS_WITH_TOOL, family, familyRoutes, flatShape, type FamilyShape } from './family.js';
 import { checkUrlField, engineFailure, engineFaults, fetchField, fetchForTask, unavailable } from './inputs.js';
 import { flatHead, flatHeadDoc, flatStatus, FlatStatus, taskMeta, taskMetaDoc, type FlatListQuery } from './views.js';
+import { REST_ROUTES, serverPath } from '../../../protocol/rest.js';
 
 export const ASR_PATHS = {
-  tasks: '/api/open/v1/asr/tasks',
-  task: '/api/open/v1/asr/tasks/{taskId}',
+  tasks: serverPath(REST_ROUTES.asrTasks),
+  task: serverPath(`${REST_ROUTES.asrTasks}/{taskId}`),
   legacySpeechToText: '/api/open/speech-to-text',
   legacyTranscriptions: '/api/open/v1/speech/transcriptions',
 } as const;

@@ -27,12 +27,13 @@ import { CREATE_ERRORS, family, familyRoutes, flatShape, mediaJobShape } from '.
 import { checkUrlField, checkUrlList, engineFailure, engineFaults, fetchForTask } from './inputs.js';
 import { resultFileUrl, type MediaFiles } from './results.js';
 import { flatHead, flatHeadDoc, mediaJobHead, mediaJobHeadDoc, taskMeta, taskMetaDoc } from './views.js';
+import { REST_ROUTES, serverPath } from '../../../protocol/rest.js';
 
 export const IMAGE_PATHS = {
-  jobs: '/api/open/v1/media/images/jobs',
-  job: '/api/open/v1/media/images/jobs/{jobId}',
-  tasks: '/api/open/v1/images/tasks',
-  task: '/api/open/v1/images/tasks/{taskId}',
+  jobs: serverPath(REST_ROUTES.imageJobs),
+  job: serverPath(`${REST_ROUTES.imageJobs}/{jobId}`),
+  tasks: serverPath(REST_ROUTES.imageTasks),
+  task: serverPath(`${REST_ROUTES.imageTasks}/{taskId}`),
 } as const;
 
 /** Largest edit source or reference image fetched: 20 MiB. */

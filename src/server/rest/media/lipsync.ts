@@ -32,6 +32,7 @@ import { DEFAULT_LIPSYNC_MODEL, LIPSYNC_MODELS, MediaCapability, MediaErrorCode,
 import { CREATE_ERRORS_WITH_TOOL, family, familyRoutes, flatShape, listReply, mediaJobShape, READ_ERRORS, readReply, type FamilyShape } from './family.js';
 import { checkUrlField, engineFailure, engineFaults, fetchField, fetchForTask, unavailable, unprocessable } from './inputs.js';
 import { resultFileUrl, type MediaFiles } from './results.js';
+import { REST_ROUTES, serverPath } from '../../../protocol/rest.js';
 import {
   flatHead,
   flatHeadDoc,
@@ -47,10 +48,10 @@ import {
 } from './views.js';
 
 export const LIPSYNC_PATHS = {
-  jobs: '/api/open/v1/media/lip-sync/jobs',
-  job: '/api/open/v1/media/lip-sync/jobs/{jobId}',
-  tasks: '/api/open/v1/lip-sync/tasks',
-  task: '/api/open/v1/lip-sync/tasks/{taskId}',
+  jobs: serverPath(REST_ROUTES.lipsyncJobs),
+  job: serverPath(`${REST_ROUTES.lipsyncJobs}/{jobId}`),
+  tasks: serverPath(REST_ROUTES.lipsyncTasks),
+  task: serverPath(`${REST_ROUTES.lipsyncTasks}/{taskId}`),
   legacyCreate: '/api/open/lip-sync/create',
   legacyList: '/api/open/lip-sync/list',
   legacyQuery: '/api/open/lip-sync/query',

@@ -10,8 +10,9 @@ import { defineRoute, type RouteDef } from '../../http/router.js';
 import { hasFfmpeg, mediaToolsOf } from '../../media/tools.js';
 import { IMAGE_MODELS, VIDEO_MODELS } from './catalog.js';
 import { errorResponses } from './docs.js';
+import { REST_ROUTES, serverPath } from '../../../protocol/rest.js';
 
-export const MEDIA_MODELS_PATH = '/api/open/v1/media/models';
+export const MEDIA_MODELS_PATH = serverPath(REST_ROUTES.mediaModels);
 
 export const MediaType = { image: 'image', video: 'video' } as const;
 export type MediaType = (typeof MediaType)[keyof typeof MediaType];

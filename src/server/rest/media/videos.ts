@@ -29,12 +29,13 @@ import { CREATE_ERRORS_WITH_TOOL, family, familyRoutes, flatShape, mediaJobShape
 import { checkUrlField, checkUrlList, engineFailure, engineFaults, fetchForTask, unavailable } from './inputs.js';
 import { resultFileUrl, type MediaFiles } from './results.js';
 import { flatHead, flatHeadDoc, mediaJobHead, mediaJobHeadDoc, taskMeta, taskMetaDoc } from './views.js';
+import { REST_ROUTES, serverPath } from '../../../protocol/rest.js';
 
 export const VIDEO_PATHS = {
-  jobs: '/api/open/v1/media/videos/jobs',
-  job: '/api/open/v1/media/videos/jobs/{jobId}',
-  tasks: '/api/open/v1/videos/tasks',
-  task: '/api/open/v1/videos/tasks/{taskId}',
+  jobs: serverPath(REST_ROUTES.videoJobs),
+  job: serverPath(`${REST_ROUTES.videoJobs}/{jobId}`),
+  tasks: serverPath(REST_ROUTES.videoTasks),
+  task: serverPath(`${REST_ROUTES.videoTasks}/{taskId}`),
 } as const;
 
 /** Largest frame image fetched: 20 MiB. */

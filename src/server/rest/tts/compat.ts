@@ -16,8 +16,9 @@ import { errorResponses } from './docs.js';
 import { audioHeaders, generateCharged } from './generate.js';
 import { modelOr400, resolveTtsParams } from './params.js';
 import { compatSpeechBody, compatVoicesResponse, type CompatSpeechBody } from './schemas.js';
+import { COMPAT_ROUTES } from '../../../protocol/rest.js';
 
-export const COMPAT_PATHS = { speech: '/v1/audio/speech', voices: '/v1/audio/voices' } as const;
+export const COMPAT_PATHS = COMPAT_ROUTES;
 
 export const QUOTA_REMAINING_HEADER = 'X-OpenAPI-Quota-Remaining';
 export const CREDITS_USED_HEADER = 'X-OpenAPI-Credits-Used';

@@ -10,6 +10,7 @@ import type { Account } from '../../store/types.js';
 import { holdOr402, ttsCredits } from '../common/billing.js';
 import { enginePcmInfo, synthesizeFile, SynthesisError, type EngineVoiceParams } from '../common/synthesize.js';
 import type { TtsParams } from './params.js';
+import { HEADERS } from '../../../protocol/rest.js';
 
 export interface Generated {
   file: Buffer;
@@ -51,7 +52,7 @@ export function audioHeaders(ctx: ServerContext, format: TtsParams['format']): R
   const headers: Record<string, string> = { 'content-type': AUDIO_CONTENT_TYPE[format] };
   if (format === 'pcm') {
     const info = enginePcmInfo(ctx);
-    Object.assign(headers, { 'x-svc-sample-rate': String(info.sampleRate), 'x-svc-channels': String(info.channels), 'x-svc-bit-depth': String(info.bitDepth) });
+    Object.assign(headers, { [HEADERS.sampleRate]: String(info.sampleRate), [HEADERS.channels]: String(info.channels), [HEADERS.bitDepth]: String(info.bitDepth) });
   }
   return headers;
 }

@@ -30,12 +30,13 @@ import {
   type JobListQuery,
 } from './schemas.js';
 import { envelope, flatStatus, flatTask, jobListItem, minimalTask, statesOfEnvelope, statesOfFlat } from './views.js';
+import { REST_ROUTES, serverPath } from '../../../protocol/rest.js';
 
 export const JOB_PATHS = {
-  jobs: '/api/open/v1/speech/tts/jobs',
-  job: '/api/open/v1/speech/tts/jobs/{taskId}',
-  tasks: '/api/open/v1/tts/tasks',
-  task: '/api/open/v1/tts/tasks/{taskId}',
+  jobs: serverPath(REST_ROUTES.ttsJobs),
+  job: serverPath(`${REST_ROUTES.ttsJobs}/{taskId}`),
+  tasks: serverPath(REST_ROUTES.ttsTasks),
+  task: serverPath(`${REST_ROUTES.ttsTasks}/{taskId}`),
 } as const;
 
 const IDEMPOTENCY_DOC = { name: 'Idempotency-Key', required: false, description: 'Replays the first result of this key for the same body (no second job or charge); 422 for a different body.' };

@@ -16,6 +16,7 @@ import { LIMITS } from '../../../protocol/limits.js';
 import type { ServerContext } from '../../context.js';
 import { ApiErrorCode, HttpError, badRequest } from '../../http/errors.js';
 import type { Account, Collection } from '../../store/types.js';
+import { HEADERS } from '../../../protocol/rest.js';
 
 export const RequestIdState = {
   inProgress: 'in_progress',
@@ -40,7 +41,7 @@ export type RequestIdSlot = { kind: 'new'; key: string } | { kind: 'replay'; res
 
 /** The `X-Request-Id` header, validated (1 to 128 printable characters); undefined when absent. */
 export function clientRequestIdOf(headers: IncomingHttpHeaders): string | undefined {
-  const raw = headers['x-request-id'];
+  const raw = headers[HEADERS.requestId];
   const value = Array.isArray(raw) ? raw[0] : raw;
   if (value === undefined) return undefined;
   if (value.length < LIMITS.idMinChars || value.length > LIMITS.idMaxChars || !/^[\x21-\x7e]+$/.test(value)) {

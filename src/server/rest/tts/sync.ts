@@ -15,14 +15,15 @@ import { clientRequestIdOf, RequestIdTable } from './request-ids.js';
 import { storedAudioUrl } from './downloads.js';
 import { syncTtsBody, type SyncTtsBody } from './schemas.js';
 import { errorResponses } from './docs.js';
+import { HEADERS, REST_ROUTES, serverPath } from '../../../protocol/rest.js';
 
 /** Current path of sync TTS. */
-export const SYNC_TTS_PATH = '/api/open/v1/speech/tts';
+export const SYNC_TTS_PATH = serverPath(REST_ROUTES.tts);
 /** Legacy paths answering like the current one (spec 9.3). */
 export const LEGACY_SYNC_TTS_PATHS = ['/api/open/tts', '/v1/speech/tts'] as const;
 
 /** Header with the credits charged by this call. */
-export const CREDITS_CHARGED_HEADER = 'x-svc-credits-charged';
+export const CREDITS_CHARGED_HEADER = HEADERS.creditsCharged;
 
 export function syncRoutes(ctx: ServerContext, audio: AudioStore): RouteDef<SyncTtsBody, unknown>[] {
   const requestIds = new RequestIdTable(ctx);
