@@ -39,6 +39,8 @@ export async function openService(options: OpenServiceOptions = {}): Promise<Ser
   const { startServer } = await import('./server/index.js');
   const server = await startServer({
     engine: options.engine ?? 'auto',
+    // One process, usually one request: warming the engine up would cost more than it saves.
+    engineWarmUpRounds: 0,
     accounts: [{ apiKey, userId: 'local-dev' }],
     // The embedded server serves only this process: local files and loopback URLs are fine as inputs.
     allowPrivateUrls: true,

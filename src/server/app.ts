@@ -61,6 +61,13 @@ export interface ServerOptions {
   rateLimit?: RateLimitOptions;
   /** How the points the spec leaves open are taken (`dialect.ts`); default `VOXPIPE_DIALECT`, else `reference`. */
   dialect?: DialectName;
+  /**
+   * Throwaway syntheses the espeak engine runs before it takes requests, so
+   * the first request is not slowed by V8's lazy compilation; default 3. A
+   * process that speaks once and exits (the CLI's embedded server) gains
+   * nothing from them and passes 0.
+   */
+  engineWarmUpRounds?: number;
   /** Serve the browser demo at `/demo` for the first account (`serve --demo`); default off. */
   demo?: boolean;
   /** Where internal errors go; default standard error with the stack. */
@@ -126,7 +133,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
 
   const faults = new Faults();
   if (options.faults) faults.set(options.faults);
-  const engine = await createEngine(options.engine ?? 'auto');
+  const engine = await createEngine(options.engine ?? 'auto', options.engineWarmUpRounds !== undefined ? { warmUpRounds: options.engineWarmUpRounds } : {});
   // One clock for the whole server (ledger, request store, tickets, event timestamps).
   const now = () => new Date();
   const ctx: ServerContext = {

@@ -20,13 +20,13 @@ export type EngineChoice = 'espeak' | 'tone' | 'auto';
  * installed and loads, else `tone`; `espeak` throws `UnavailableError` when the
  * package is missing and `EngineError` when it cannot load.
  */
-export async function createEngine(name: EngineChoice): Promise<SpeechEngine> {
+export async function createEngine(name: EngineChoice, options: { warmUpRounds?: number } = {}): Promise<SpeechEngine> {
   if (name === 'tone') return new ToneEngine();
   if (!(await espeakAvailable())) {
     if (name === 'espeak') throw new UnavailableError('the espeak engine needs the optional package @echogarden/espeak-ng-emscripten');
     return new ToneEngine();
   }
-  const engine = new EspeakEngine();
+  const engine = new EspeakEngine(options.warmUpRounds !== undefined ? { warmUpRounds: options.warmUpRounds } : {});
   try {
     await engine.warmUp();
     return engine;
