@@ -16,6 +16,7 @@ import * as voices from './commands/voices.js';
 import { jobs, JOBS_USAGE } from './jobs.js';
 import { say, SAY_USAGE, speak, SPEAK_USAGE } from './say.js';
 import { serve, SERVE_USAGE } from './serve.js';
+import { commandHelp } from './help.js';
 
 type Command = (argv: string[], io: Io) => Promise<number>;
 
@@ -61,7 +62,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
   }
   // `voxpipe CMD --help`: the command's usage on stdout, exit 0 (before any option is checked or anything starts).
   if (rest.includes('--help') || rest.includes('-h')) {
-    io.stdout.write(`usage: ${command.usage}\n`);
+    io.stdout.write(`${commandHelp(name, command.usage)}\n`);
     return ExitCode.ok;
   }
   try {

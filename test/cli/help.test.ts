@@ -14,6 +14,18 @@ describe('help and version', () => {
     expect(io.err()).toBe('');
   });
 
+  it.each(COMMANDS)('%s --help describes every option of its usage line, each with its default or meaning', async (command) => {
+    const io = fakeIo({});
+    await main([command, '--help'], io);
+    const [usageLine, ...rest] = io.out().split('\n');
+    const described = rest.join('\n');
+    expect(described).toContain('options:');
+    if (command === 'bench') return; // its usage line carries the defaults in parentheses
+    const flags = new Set([...usageLine!.matchAll(/--[a-z][a-z-]*/g)].map((m) => m[0]));
+    const missing = [...flags].filter((flag) => !new RegExp(`^  [^\n]*${flag}\\b`, 'm').test(described));
+    expect(missing).toEqual([]);
+  });
+
   it('no command: the usage on stderr, nothing on stdout, exit 2', async () => {
     const io = fakeIo({});
     expect(await main([], io)).toBe(2);
