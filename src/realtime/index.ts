@@ -27,7 +27,7 @@ export { backoffDelayMs, DEFAULT_BACKOFF, resolveBackoff } from './backoff.js';
 export type { BackoffPolicy } from './backoff.js';
 export { fetchRequestStatus, fetchSegmentAudio } from './status-client.js';
 export type { HttpReadOptions } from './status-client.js';
-export type { RealtimeSegmentResult, SegmentWaterfall, SessionTimings } from './waterfall.js';
+export type { RealtimeSegmentResult, WireWaterfall, SessionTimings } from './waterfall.js';
 export { createBrowserTicket, mintTicket } from './browser-ticket.js';
 export type { BrowserTicket, BrowserTicketOptions } from './browser-ticket.js';
 export { createRealtimeTransport } from './transport.js';

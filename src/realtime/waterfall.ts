@@ -5,8 +5,12 @@
 import type { SegmentResult } from '../transport.js';
 import { WaterfallStage } from './reliable/types.js';
 
-/** When each stage of a segment happened (first occurrence; a resumed segment keeps its first times). */
-export interface SegmentWaterfall {
+/**
+ * When each wire stage of a realtime segment happened (first occurrence; a
+ * resumed segment keeps its first times). `SpeechStream`'s `SegmentWaterfall`
+ * is the stream's view, which takes these over.
+ */
+export interface WireWaterfall {
   /** `send()` called. */
   queuedMs?: number;
   /** First `text` frame sent. */
@@ -33,10 +37,10 @@ export interface SessionTimings {
 
 /** A completed segment with its waterfall. */
 export interface RealtimeSegmentResult extends SegmentResult {
-  waterfall: SegmentWaterfall;
+  waterfall: WireWaterfall;
 }
 
-const FIELD: Record<WaterfallStage, keyof SegmentWaterfall> = {
+const FIELD: Record<WaterfallStage, keyof WireWaterfall> = {
   [WaterfallStage.sent]: 'sentMs',
   [WaterfallStage.inputAck]: 'inputAckMs',
   [WaterfallStage.accepted]: 'segmentAcceptedMs',
@@ -45,7 +49,7 @@ const FIELD: Record<WaterfallStage, keyof SegmentWaterfall> = {
 };
 
 /** Record `stage` at `atMs` unless already recorded. */
-export function markStage(waterfall: SegmentWaterfall, stage: WaterfallStage, atMs: number): void {
+export function markStage(waterfall: WireWaterfall, stage: WaterfallStage, atMs: number): void {
   const field = FIELD[stage];
   waterfall[field] ??= atMs;
 }

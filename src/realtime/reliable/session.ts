@@ -17,7 +17,7 @@ import type { BackoffPolicy } from '../backoff.js';
 import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection } from '../connection.js';
 import { fetchRequestStatus, fetchSegmentAudio, type HttpReadOptions } from '../status-client.js';
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from '../session-util.js';
-import { markStage, type RealtimeSegmentResult, type SegmentWaterfall, type SessionTimings } from '../waterfall.js';
+import { markStage, type RealtimeSegmentResult, type WireWaterfall, type SessionTimings } from '../waterfall.js';
 import { ReliableMachine } from './machine.js';
 import type { MachineAudio, MachineEvent, MachinePort, PartialSegmentPolicy, TimerId } from './types.js';
 
@@ -74,7 +74,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   readonly #opts: ReliableSessionOptions;
   readonly #machine: ReliableMachine;
   readonly #timers = new Map<TimerId, NodeJS.Timeout>();
-  readonly #waterfalls = new Map<string, SegmentWaterfall>();
+  readonly #waterfalls = new Map<string, WireWaterfall>();
   readonly #sendWaiters = new Map<string, Waiter<RealtimeSegmentResult>>();
   readonly #timings: SessionTimings = {};
   /** Cancels HTTP reads in flight when the session ends. */
