@@ -126,6 +126,17 @@ describe.skipIf(!CHROMIUM)('the demo page in headless Chromium', () => {
     expect(after.playedFrames).toBe(before.playedFrames);
   });
 
+  it('pressing Speak plays the text in the box: the worklet plays it to the end', async () => {
+    await page.fill('#text', 'Pressing the button speaks this.');
+    await page.evaluate(() => (document.getElementById('log')!.textContent = ''));
+    await page.click('#speak');
+    await page.waitForFunction(() => /done: \{"bytes":[1-9]/.test(document.getElementById('log')?.textContent ?? ''), null, { timeout: 20_000 });
+    const position = await page.evaluate(() => window.voxpipeDemo.player!.position);
+    const expected = await nodePcm('Pressing the button speaks this.');
+    expect(position.playedFrames * 2).toBeGreaterThanOrEqual(expected.length);
+    expect(position.queuedFrames).toBe(0);
+  });
+
   it('no API key in the page, its scripts, any URL or any console line', async () => {
     const html = await page.content();
     const bundle = await (await fetch(`${server.rootUrl}/demo/voxpipe.js`)).text();
