@@ -46,7 +46,10 @@ export class Ledger {
   /** Make a hold final (e.g. at the first valid audio). Idempotent. */
   commit(refId: string): LedgerEntry | undefined {
     const entry = this.store.ledger.get(refId);
-    if (entry && entry.state === 'held') entry.state = 'committed';
+    if (entry && entry.state === 'held') {
+      entry.state = 'committed';
+      this.store.ledger.set(refId, entry); // written back: a SQL store holds a copy
+    }
     return entry;
   }
 
@@ -61,6 +64,7 @@ export class Ledger {
     if (account) this.#adjust(account, entry.currency, entry.amount);
     entry.state = 'released';
     entry.releasedAt = this.now().toISOString();
+    this.store.ledger.set(refId, entry);
     return true;
   }
 

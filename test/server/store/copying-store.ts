@@ -1,0 +1,54 @@
+/**
+ * A Store that behaves like a database (issue 15's contract): `get` and
+ * `values` hand out copies and `set` stores a copy, so a change made to a
+ * record in place is lost unless it is written back with `set`. Running the
+ * server on it shows whether every mutation is saved, which a SQL store
+ * needs and the in-memory store forgives.
+ */
+import { MemoryCollection } from '../../../src/server/store/memory.js';
+import type { Account, Collection, LedgerEntry, Store } from '../../../src/server/store/types.js';
+
+function copy<T>(value: T): T {
+  if (Buffer.isBuffer(value)) return Buffer.from(value) as T;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => copy(v)) as T;
+  if (value instanceof Map) return new Map([...value].map(([k, v]: [unknown, unknown]) => [k, copy(v)])) as T;
+  if (value instanceof Set) return new Set([...value].map((v: unknown) => copy(v))) as T;
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = copy(v);
+    return out as T;
+  }
+  return value;
+}
+
+class CopyingCollection<T> implements Collection<T> {
+  readonly #inner = new MemoryCollection<T>();
+  get(key: string): T | undefined {
+    const v = this.#inner.get(key);
+    return v === undefined ? undefined : copy(v);
+  }
+  set(key: string, value: T): void {
+    this.#inner.set(key, copy(value));
+  }
+  delete(key: string): boolean {
+    return this.#inner.delete(key);
+  }
+  *values(): IterableIterator<T> {
+    for (const v of [...this.#inner.values()]) yield copy(v);
+  }
+  get size(): number {
+    return this.#inner.size;
+  }
+}
+
+export class CopyingStore implements Store {
+  readonly accounts = new CopyingCollection<Account>();
+  readonly ledger = new CopyingCollection<LedgerEntry>();
+  readonly #collections = new Map<string, CopyingCollection<unknown>>();
+  collection<T>(name: string): Collection<T> {
+    let c = this.#collections.get(name);
+    if (!c) this.#collections.set(name, (c = new CopyingCollection<unknown>()));
+    return c as Collection<T>;
+  }
+}
