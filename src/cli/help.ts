@@ -28,6 +28,7 @@ export const OPTION_HELP: Record<string, [string, string][]> = {
     ['--rate-limit REQUESTS_PER_SECOND', 'per account; default none'],
     ['--dialect reference|alt|minimal', 'how the points the spec leaves open are taken; default VOXPIPE_DIALECT, else reference'],
     ['--demo', 'serve the browser demo at /demo; default off'],
+    ['--data DIR', 'keep accounts, voices, jobs, requests and the ledger in a PGlite database there, across restarts (one process per directory); default in memory'],
 
   ],
   jobs: [

@@ -1,5 +1,5 @@
 /**
- * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal] [--demo]`
+ * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal] [--demo] [--data DIR]`
  * Prints exactly one JSON line when ready:
  * {"event":"listening","baseUrl":...,"rootUrl":...,"wsUrl":...,"rtHttpUrl":...}
  * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { choice, numberOption, usage, UsageError } from './args.js';
 import { ExitCode, note, type Io } from './io.js';
 
-export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit REQUESTS_PER_SECOND] [--dialect reference|alt|minimal] [--demo]';
+export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit REQUESTS_PER_SECOND] [--dialect reference|alt|minimal] [--demo] [--data DIR]';
 
 async function loadAccounts(path: string): Promise<AccountSeed[]> {
   let parsed: unknown;
@@ -43,6 +43,7 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
         'rate-limit': { type: 'string' },
         dialect: { type: 'string' },
         demo: { type: 'boolean' },
+        data: { type: 'string' },
       },
     }),
   );
@@ -59,7 +60,10 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
       throw new UsageError('--faults must be a JSON object (see FaultPlan)');
     }
   }
+  // --data DIR: a persistent store (PGlite) there; default in memory.
+  const store = values.data !== undefined ? await (await import('../server/store/pglite.js')).PgliteStore.open(values.data) : undefined;
   const server = await startServer({
+    ...(store && { store }),
     ...(values.host !== undefined && { host: values.host }),
     ...(port !== undefined && { port }),
     ...(engine !== undefined && { engine }),
@@ -78,6 +82,8 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
     const stop = (signal: string) => {
       note(io, `${signal}: draining`);
       server.drain().then(
+        () => (store ? store.close() : undefined),
+      ).then(
         () => resolve(ExitCode.ok),
         () => resolve(ExitCode.error),
       );

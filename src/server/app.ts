@@ -129,7 +129,8 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
   const dialect = dialectOf(options.dialect); // an unknown name fails before anything starts
   const store = options.store ?? new MemoryStore();
   const seeds = options.accounts ?? [{ apiKey: process.env['VOXPIPE_API_KEY'] || DEV_API_KEY, userId: 'local-dev' }];
-  for (const seed of seeds) store.accounts.set(seed.userId, accountFromSeed(seed));
+  // A persistent store keeps its accounts (and their balances) across restarts: seed only the missing ones.
+  for (const seed of seeds) if (!store.accounts.get(seed.userId)) store.accounts.set(seed.userId, accountFromSeed(seed));
 
   const faults = new Faults();
   if (options.faults) faults.set(options.faults);

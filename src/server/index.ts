@@ -8,4 +8,5 @@ export type { FaultPlan } from './faults.js';
 export { Faults } from './faults.js';
 export { Ledger, InsufficientBalance } from './ledger.js';
 export { MemoryStore } from './store/memory.js';
+export { PgliteStore } from './store/pglite.js';
 export type { Account, Store, LedgerEntry, Collection } from './store/types.js';
