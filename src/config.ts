@@ -18,7 +18,7 @@ export interface ServiceConfig {
   rtHttpUrl: string;
 }
 
-export const BASE_PATH = '/api/open/v1';
+export { BASE_PATH } from './protocol/rest.js';
 
 /** Derive every URL from the base URL's host, unless given. */
 export function deriveUrls(baseUrl: string, given: Partial<Omit<ServiceConfig, 'apiKey' | 'baseUrl'>> = {}): Omit<ServiceConfig, 'apiKey'> {

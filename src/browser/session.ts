@@ -13,7 +13,7 @@ import type { ClientEvent, StartRequest } from '../protocol/events.js';
 import { INVALID_SERVER_FRAME, readRequestStatus } from '../protocol/server-reader.js';
 import { ReliableMachine } from '../realtime/reliable/machine.js';
 import type { MachineAudio, MachineEvent, MachineInput, MachinePort, StatusResult, TimerId } from '../realtime/reliable/types.js';
-import { readyInfoFrom } from '../realtime/session-util.js';
+import { MachineTimers, readyInfoFrom } from '../realtime/session-util.js';
 import type { ReadyInfo } from '../transport.js';
 
 const ABNORMAL_CLOSE = 1006;
@@ -55,7 +55,7 @@ function asError(err: unknown): VoxpipeError {
 export class BrowserSession {
   readonly #opts: BrowserSessionOptions;
   readonly #machine: ReliableMachine;
-  readonly #timers = new Map<TimerId, ReturnType<typeof setTimeout>>();
+  readonly #timers = new MachineTimers<TimerId>((id) => this.#machine.handle({ type: 'timer', id }));
   readonly #on: BrowserSessionEvents;
   #ws: WebSocket | undefined;
   #generation = 0;
@@ -109,20 +109,8 @@ export class BrowserSession {
       },
       emitAudio: (audio) => this.#on.audio(audio),
       emit: (event) => this.#onMachineEvent(event),
-      startTimer: (id: TimerId, ms: number) => {
-        clearTimeout(this.#timers.get(id));
-        this.#timers.set(
-          id,
-          setTimeout(() => {
-            this.#timers.delete(id);
-            this.#machine.handle({ type: 'timer', id });
-          }, ms),
-        );
-      },
-      cancelTimer: (id: TimerId) => {
-        clearTimeout(this.#timers.get(id));
-        this.#timers.delete(id);
-      },
+      startTimer: (id: TimerId, ms: number) => this.#timers.start(id, ms),
+      cancelTimer: (id: TimerId) => this.#timers.cancel(id),
       openTransport: () => this.#open(),
       closeTransport: (code: number, reason: string) => {
         const ws = this.#ws;
@@ -232,7 +220,6 @@ export class BrowserSession {
     if (event.type === 'ready') this.#on.ready(readyInfoFrom(event.ready));
     if (event.type === 'finished' || event.type === 'failed') {
       this.#ended = true;
-      for (const t of this.#timers.values()) clearTimeout(t);
       this.#timers.clear();
     }
     this.#on.event(event);

@@ -81,3 +81,35 @@ export function linkAbortSignal(signal: AbortSignal, abort: (reason: unknown) =>
     signal.removeEventListener('abort', onAbort);
   };
 }
+
+/**
+ * The reliable machine's named one-shot timers on the global `setTimeout`,
+ * for any shell that drives it (Node `ReliableSession`, `voxpipe/browser`):
+ * starting an id again replaces it; a timer that fires calls `fire(id)`.
+ */
+export class MachineTimers<Id> {
+  readonly #timers = new Map<Id, ReturnType<typeof setTimeout>>();
+  constructor(private readonly fire: (id: Id) => void) {}
+
+  start(id: Id, ms: number): void {
+    clearTimeout(this.#timers.get(id));
+    this.#timers.set(
+      id,
+      setTimeout(() => {
+        this.#timers.delete(id);
+        this.fire(id);
+      }, ms),
+    );
+  }
+
+  cancel(id: Id): void {
+    clearTimeout(this.#timers.get(id));
+    this.#timers.delete(id);
+  }
+
+  /** Cancel every timer (the session ended). */
+  clear(): void {
+    for (const timer of this.#timers.values()) clearTimeout(timer);
+    this.#timers.clear();
+  }
+}

@@ -12,7 +12,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { connect } from '../../src/realtime/connection.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
-import { createSpeechStream } from '../../src/speech.js';
+import { speakText } from '../helpers/speak.js';
 
 const CHROMIUM = [process.env['VOXPIPE_CHROMIUM'], '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
 const KEY = 'sk-browser-demo-secret-4f2a';
@@ -45,13 +45,7 @@ let page: Page;
 const consoleLines: string[] = [];
 const urls: string[] = [];
 
-async function nodePcm(text: string): Promise<Buffer> {
-  const speech = await createSpeechStream(serviceConfigOf(server, KEY), { format: 'pcm', transport: 'realtime' });
-  speech.end(text);
-  const parts: Buffer[] = [];
-  for await (const c of speech) parts.push(c as Buffer);
-  return Buffer.concat(parts);
-}
+const nodePcm = async (text: string): Promise<Buffer> => (await speakText(serviceConfigOf(server, KEY), text, { format: 'pcm', transport: 'realtime' })).audio;
 
 describe.skipIf(!CHROMIUM)('the demo page in headless Chromium', () => {
   beforeAll(async () => {

@@ -16,6 +16,7 @@ import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { MemoryStore } from '../../src/server/store/memory.js';
 import { serviceConfigOf } from '../../src/service.js';
 import { createSpeechStream } from '../../src/speech.js';
+import { speakText } from '../helpers/speak.js';
 
 const KEY = 'sk-restart-test';
 const ACCOUNTS = [{ apiKey: KEY, userId: 'restart' }];
@@ -28,11 +29,7 @@ afterEach(async () => {
 async function reference(): Promise<Buffer> {
   const server = await startServer({ engine: 'tone', accounts: ACCOUNTS });
   servers.push(server);
-  const speech = await createSpeechStream(serviceConfigOf(server, KEY), { format: 'pcm', transport: 'realtime' });
-  speech.end(TEXT);
-  const parts: Buffer[] = [];
-  for await (const c of speech) parts.push(c as Buffer);
-  return Buffer.concat(parts);
+  return (await speakText(serviceConfigOf(server, KEY), TEXT, { format: 'pcm', transport: 'realtime' })).audio;
 }
 
 /** Speak TEXT on `first`; once the first segment completed and the next has begun, crash it and start the second server. */

@@ -13,6 +13,7 @@ import { createVoxpipe } from '../../src/integrations/ai-sdk.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
 import { createSpeechStream, type SpeechOptions } from '../../src/speech.js';
+import { speakText } from '../helpers/speak.js';
 
 const TEXT = 'The model streams its answer. Each sentence is spoken as it arrives. Nothing is lost.';
 let server: ReferenceServer;
@@ -24,13 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function direct(options: SpeechOptions): Promise<Buffer> {
-  const speech = await createSpeechStream(config, options);
-  speech.end(TEXT);
-  const parts: Buffer[] = [];
-  for await (const c of speech) parts.push(c as Buffer);
-  return Buffer.concat(parts);
-}
+const direct = async (options: SpeechOptions): Promise<Buffer> => (await speakText(config, TEXT, options)).audio;
 
 /** A language model that streams `text` in `size`-character deltas. */
 function mockLlm(text: string, size: number): MockLanguageModelV4 {

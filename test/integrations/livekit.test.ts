@@ -13,6 +13,7 @@ import { TTS } from '../../src/integrations/livekit.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
 import { createSpeechStream, type SpeechOptions } from '../../src/speech.js';
+import { speakText } from '../helpers/speak.js';
 
 const TEXT = 'Hello from the agent.  It speaks each sentence as it comes. And it keeps the spaces!';
 let server: ReferenceServer;
@@ -28,13 +29,7 @@ afterAll(async () => {
   await dispose(); // rtc-node's FFI keeps the process alive otherwise
 });
 
-async function direct(options: SpeechOptions): Promise<Buffer> {
-  const speech = await createSpeechStream(config, options);
-  speech.end(TEXT);
-  const parts: Buffer[] = [];
-  for await (const c of speech) parts.push(c as Buffer);
-  return Buffer.concat(parts);
-}
+const direct = async (options: SpeechOptions): Promise<Buffer> => (await speakText(config, TEXT, options)).audio;
 
 interface Collected {
   pcm: Buffer;

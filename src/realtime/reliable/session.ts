@@ -16,7 +16,7 @@ import { TransportName, type ReadyInfo, type SegmentInput, type SegmentTransport
 import type { BackoffPolicy } from '../backoff.js';
 import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection } from '../connection.js';
 import { fetchRequestStatus, fetchSegmentAudio, type HttpReadOptions } from '../status-client.js';
-import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from '../session-util.js';
+import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal, MachineTimers } from '../session-util.js';
 import { markStage, type RealtimeSegmentResult, type WireWaterfall, type SessionTimings } from '../waterfall.js';
 import { ReliableMachine } from './machine.js';
 import type { MachineAudio, MachineEvent, MachinePort, PartialSegmentPolicy, TimerId } from './types.js';
@@ -73,7 +73,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   readonly requestId: string;
   readonly #opts: ReliableSessionOptions;
   readonly #machine: ReliableMachine;
-  readonly #timers = new Map<TimerId, NodeJS.Timeout>();
+  readonly #timers = new MachineTimers<TimerId>((id) => this.#machine.handle({ type: 'timer', id }));
   readonly #waterfalls = new Map<string, WireWaterfall>();
   readonly #sendWaiters = new Map<string, Waiter<RealtimeSegmentResult>>();
   readonly #timings: SessionTimings = {};
@@ -196,20 +196,8 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
       sendFrame: (event: ClientEvent) => this.#connection?.send(event),
       emitAudio: (audio: MachineAudio) => this.#emitAudio(audio),
       emit: (event: MachineEvent) => this.#onMachineEvent(event),
-      startTimer: (id: TimerId, ms: number) => {
-        clearTimeout(this.#timers.get(id));
-        this.#timers.set(
-          id,
-          setTimeout(() => {
-            this.#timers.delete(id);
-            this.#machine.handle({ type: 'timer', id });
-          }, ms),
-        );
-      },
-      cancelTimer: (id: TimerId) => {
-        clearTimeout(this.#timers.get(id));
-        this.#timers.delete(id);
-      },
+      startTimer: (id: TimerId, ms: number) => this.#timers.start(id, ms),
+      cancelTimer: (id: TimerId) => this.#timers.cancel(id),
       openTransport: () => this.#openTransport(),
       closeTransport: (code: number, reason: string) => {
         this.#generation++;
@@ -377,7 +365,6 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   }
 
   #cleanup(): void {
-    for (const timer of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
     this.#http.abort();
     this.#unlinkSignal?.();

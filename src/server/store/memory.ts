@@ -24,7 +24,7 @@ export class MemoryCollection<T> implements Collection<T> {
 }
 
 /** A deep copy that keeps Buffers Buffers (structuredClone would make them plain Uint8Arrays). */
-function deepCopy<T>(value: T): T {
+export function deepCopy<T>(value: T): T {
   if (Buffer.isBuffer(value)) return Buffer.from(value) as T;
   if (value instanceof Date) return new Date(value.getTime()) as T;
   if (Array.isArray(value)) return value.map((v: unknown) => deepCopy(v)) as T;

@@ -90,6 +90,8 @@ export class PgliteStore implements Store {
   readonly ledger: PersistentCollection<LedgerEntry>;
   readonly #collections = new Map<string, PersistentCollection<unknown>>();
   readonly #db: Database;
+  /** Queues one statement after the ones before it (writes land in the order the changes were made). */
+  readonly #write: (sql: string, params: unknown[]) => void;
   #writes: Promise<void> = Promise.resolve();
   #failed: unknown;
 
@@ -106,8 +108,6 @@ export class PgliteStore implements Store {
     this.accounts = new PersistentCollection<Account>(ACCOUNTS, write);
     this.ledger = new PersistentCollection<LedgerEntry>(LEDGER, write);
   }
-
-  readonly #write: (sql: string, params: unknown[]) => void;
 
   /** Open (creating if needed) the store in `dir` and load every record. */
   static async open(dir: string): Promise<PgliteStore> {

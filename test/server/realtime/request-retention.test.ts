@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { overrideRealtimeTuning } from '../../../src/server/realtime/index.js';
 import { startServer, type ReferenceServer } from '../../../src/server/index.js';
 import { serviceConfigOf } from '../../../src/service.js';
-import { createSpeechStream } from '../../../src/speech.js';
+import { speakText } from '../../helpers/speak.js';
 
 let server: ReferenceServer;
 let restore: (() => void) | undefined;
@@ -25,11 +25,8 @@ afterEach(() => {
 });
 
 async function speak(text: string): Promise<{ requestId: string; bytes: number }> {
-  const speech = await createSpeechStream(serviceConfigOf(server), { format: 'pcm', transport: 'realtime' });
-  speech.end(text);
-  let bytes = 0;
-  for await (const c of speech) bytes += (c as Buffer).length;
-  return { requestId: speech.summary().requestId, bytes };
+  const { audio, summary } = await speakText(serviceConfigOf(server), text, { format: 'pcm', transport: 'realtime' });
+  return { requestId: summary.requestId, bytes: audio.length };
 }
 
 async function statusOf(requestId: string): Promise<number> {

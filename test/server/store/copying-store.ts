@@ -5,22 +5,9 @@
  * server on it shows whether every mutation is saved, which a SQL store
  * needs and the in-memory store forgives.
  */
-import { MemoryCollection } from '../../../src/server/store/memory.js';
+import { deepCopy as copy, MemoryCollection } from '../../../src/server/store/memory.js';
 import type { Account, Collection, LedgerEntry, Store } from '../../../src/server/store/types.js';
 
-function copy<T>(value: T): T {
-  if (Buffer.isBuffer(value)) return Buffer.from(value) as T;
-  if (value instanceof Date) return new Date(value.getTime()) as T;
-  if (Array.isArray(value)) return value.map((v: unknown) => copy(v)) as T;
-  if (value instanceof Map) return new Map([...value].map(([k, v]: [unknown, unknown]) => [k, copy(v)])) as T;
-  if (value instanceof Set) return new Set([...value].map((v: unknown) => copy(v))) as T;
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = copy(v);
-    return out as T;
-  }
-  return value;
-}
 
 class CopyingCollection<T> implements Collection<T> {
   readonly #inner = new MemoryCollection<T>();

@@ -17,6 +17,8 @@ import { accountFromSeed } from '../../../src/server/app.js';
 import { startServer } from '../../../src/server/index.js';
 import { createSpeechStream } from '../../../src/speech.js';
 import type { ServiceConfig } from '../../../src/config.js';
+import { speakText } from '../../helpers/speak.js';
+import { serviceConfigOf } from '../../../src/service.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/voxpipe.js', import.meta.url));
 const KEY = 'sk-pglite-test';
@@ -83,11 +85,7 @@ describe('voxpipe serve --data, killed with SIGKILL mid-request', () => {
     const reference = await startServer({ engine: 'tone', accounts: [{ apiKey: KEY, userId: 'pg' }] });
     let expected: Buffer;
     try {
-      const s = await createSpeechStream({ apiKey: KEY, baseUrl: reference.baseUrl, rootUrl: reference.rootUrl, wsUrl: reference.wsUrl, rtHttpUrl: reference.rtHttpUrl }, { format: 'pcm', transport: 'realtime' });
-      s.end(text);
-      const parts: Buffer[] = [];
-      for await (const c of s) parts.push(c as Buffer);
-      expected = Buffer.concat(parts);
+      expected = (await speakText(serviceConfigOf(reference, KEY), text, { format: 'pcm', transport: 'realtime' })).audio;
     } finally {
       await reference.close();
     }
