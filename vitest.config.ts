@@ -19,6 +19,13 @@ const CLIENT_SUITES = [
   'test/cli/jobs.test.ts',
 ];
 
+/**
+ * The CLI's embedded server keeps state in the user's data directory by
+ * default; a CLI process a test spawns keeps nothing unless the test gives
+ * it a data directory of its own (test/cli/persistence.test.ts).
+ */
+const EPHEMERAL = { VOXPIPE_EPHEMERAL: '1' };
+
 export default defineConfig({
   test: {
     // Integration tests start real servers on port 0; two cores on CI.
@@ -28,8 +35,8 @@ export default defineConfig({
     testTimeout: 30_000, // 30 s: espeak warm-up and ffmpeg on a slow CI machine
     hookTimeout: 30_000,
     projects: [
-      { extends: true, test: { name: 'reference', include: ['test/**/*.test.ts'], env: { VOXPIPE_DIALECT: 'reference' } } },
-      ...['alt', 'minimal'].map((dialect) => ({ extends: true, test: { name: `dialect-${dialect}`, include: CLIENT_SUITES, env: { VOXPIPE_DIALECT: dialect } } })),
+      { extends: true, test: { name: 'reference', include: ['test/**/*.test.ts'], env: { VOXPIPE_DIALECT: 'reference', ...EPHEMERAL } } },
+      ...['alt', 'minimal'].map((dialect) => ({ extends: true, test: { name: `dialect-${dialect}`, include: CLIENT_SUITES, env: { VOXPIPE_DIALECT: dialect, ...EPHEMERAL } } })),
     ],
   },
 });

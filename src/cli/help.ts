@@ -108,11 +108,14 @@ export const OPTION_HELP: Record<string, [string, string][]> = {
   bench: [['(every option)', 'defaults in parentheses in the usage line; see BENCHMARKS.md']],
 };
 
-const ENVIRONMENT = 'environment: VOXPIPE_BASE_URL and VOXPIPE_API_KEY (a deployment; unset: the embedded reference server), VOXPIPE_ROOT_URL, VOXPIPE_WS_URL, VOXPIPE_RT_HTTP_URL, VOXPIPE_DEBUG';
+const ENVIRONMENT = 'environment: VOXPIPE_BASE_URL and VOXPIPE_API_KEY (a deployment; unset: the embedded reference server), VOXPIPE_ROOT_URL, VOXPIPE_WS_URL, VOXPIPE_RT_HTTP_URL, VOXPIPE_DEBUG, VOXPIPE_DATA_DIR and VOXPIPE_EPHEMERAL (the embedded server\'s state)';
+
+/** What every command but serve and bench takes (`main.ts` takes it out before the command parses). */
+const EPHEMERAL: [string, string] = ['--ephemeral', 'on the embedded default, keep nothing between commands; default: voices, jobs, designs and usage are kept in VOXPIPE_DATA_DIR, else $XDG_DATA_HOME/voxpipe, else ~/.local/share/voxpipe'];
 
 /** The help of one command: its usage line, its options with their defaults, the environment. */
 export function commandHelp(name: string, usage: string): string {
-  const options = OPTION_HELP[name] ?? [];
+  const options = [...(OPTION_HELP[name] ?? []), ...(name === 'serve' || name === 'bench' ? [] : [EPHEMERAL])];
   const width = Math.min(44, Math.max(0, ...options.map(([flag]) => flag.length)));
   const lines = options.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`);
   return [`usage: ${usage}`, ...(lines.length > 0 ? ['', 'options:', ...lines] : []), '', ENVIRONMENT].join('\n');

@@ -3,8 +3,10 @@
  *
  * `create` recovers a lost 202 (lists recent jobs and matches createdAt,
  * textFingerprint, voiceId and engineModelId before resubmitting), so running
- * it again after a timeout never creates a second job. On the embedded
- * default each invocation has its own server: use `create --wait --out FILE`.
+ * it again after a timeout never creates a second job. The embedded default
+ * keeps its jobs in its data directory, and finishes a job `create` started
+ * before the process exits, so `jobs download` in the next command finds it
+ * (with `--ephemeral`: `create --wait --out FILE`).
  */
 import { parseArgs } from 'node:util';
 import { createClient, type VoxpipeClient } from '../http/index.js';

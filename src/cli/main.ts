@@ -17,6 +17,7 @@ import { jobs, JOBS_USAGE } from './jobs.js';
 import { say, SAY_USAGE, speak, SPEAK_USAGE } from './say.js';
 import { serve, SERVE_USAGE } from './serve.js';
 import { commandHelp } from './help.js';
+import { EPHEMERAL_ENV } from './service.js';
 
 type Command = (argv: string[], io: Io) => Promise<number>;
 
@@ -36,8 +37,23 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   bench: { run: bench, usage: BENCH_USAGE },
 };
 
+/** Said once, after the commands: applies to all of them but `serve` (in memory unless `--data DIR`) and `bench` (always in memory). */
+const GLOBAL_OPTIONS = [
+  'global options:',
+  '  --ephemeral   with no service configured, the embedded server keeps nothing between commands (env VOXPIPE_EPHEMERAL=1);',
+  '                by default it keeps voices, jobs, designs and usage in VOXPIPE_DATA_DIR, else $XDG_DATA_HOME/voxpipe, else ~/.local/share/voxpipe',
+].join('\n');
+
 function usage(): string {
-  return ['usage:', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
+  return ['usage:', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`), GLOBAL_OPTIONS].join('\n');
+}
+
+/** `--ephemeral` taken out of the arguments (not after `--`, where everything is text). */
+function takeEphemeral(argv: string[]): { args: string[]; ephemeral: boolean } {
+  const end = argv.indexOf('--');
+  const options = end === -1 ? argv : argv.slice(0, end);
+  if (!options.includes('--ephemeral')) return { args: argv, ephemeral: false };
+  return { args: [...options.filter((a) => a !== '--ephemeral'), ...(end === -1 ? [] : argv.slice(end))], ephemeral: true };
 }
 
 export async function main(argv: string[], io: Io = processIo()): Promise<number> {
@@ -65,8 +81,11 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     io.stdout.write(`${commandHelp(name, command.usage)}\n`);
     return ExitCode.ok;
   }
+  // `--ephemeral` is a global option of every command that may start the embedded server.
+  const { args, ephemeral } = takeEphemeral(rest);
+  const commandIo = ephemeral && name !== 'serve' ? { ...io, env: { ...io.env, [EPHEMERAL_ENV]: '1' } } : io;
   try {
-    return await command.run(rest, io);
+    return await command.run(name === 'serve' ? rest : args, commandIo);
   } catch (err) {
     io.stderr.write(`${errorLine(err)}\n`);
     return classifyFailure(err, err instanceof UsageError ? ExitCode.usage : undefined).exit;

@@ -147,6 +147,8 @@ export const LocalErrorCode = {
   invalidArguments: 'invalid_arguments',
   outputUnwritable: 'output_unwritable',
   addressInUse: 'address_in_use',
+  /** Another process has the reference server's data directory open (one process per directory). */
+  dataDirInUse: 'data_dir_in_use',
   /** A `finish` with reason error or timeout mid-request: the status route decides what comes next. */
   requestInterrupted: 'request_interrupted',
   /** A job lost to a lost response cannot be told apart on this deployment's list (`jobs.createOrRecover`). */
@@ -229,6 +231,7 @@ const KINDS: Readonly<Record<string, CodeKind>> = {
   invalid_arguments: 'local',
   output_unwritable: 'local',
   address_in_use: 'local',
+  data_dir_in_use: 'local',
   request_interrupted: 'transient',
   recovery_unavailable: 'request',
   no_result: 'request',

@@ -55,8 +55,11 @@ export interface ServerOptions {
   authTimeoutMs?: number;
   /** Site name; default 'local'. */
   site?: string;
-  /** Storage; default in memory. */
-  store?: Store;
+  /**
+   * Storage; default in memory. A promise lets a store that takes time to
+   * open (PGlite, about 0.5 s) open while the engine starts.
+   */
+  store?: Store | Promise<Store>;
   /** Per-account REST rate limit (429 with Retry-After); default none. */
   rateLimit?: RateLimitOptions;
   /** How the points the spec leaves open are taken (`dialect.ts`); default `VOXPIPE_DIALECT`, else `reference`. */
@@ -104,6 +107,22 @@ export function accountFromSeed(seed: AccountSeed): Account {
   };
 }
 
+/**
+ * A persistent store keeps its accounts, and their balances, across restarts:
+ * a missing account is created; an existing one keeps its balances and takes
+ * the seed's key (the key may change between runs, e.g. VOXPIPE_API_KEY).
+ */
+function seedAccount(store: Store, seed: AccountSeed): void {
+  const existing = store.accounts.get(seed.userId);
+  if (!existing) {
+    store.accounts.set(seed.userId, accountFromSeed(seed));
+    return;
+  }
+  registerSecret(seed.apiKey);
+  registerSecret(existing.apiKey);
+  if (existing.apiKey !== seed.apiKey) store.accounts.set(seed.userId, { ...existing, apiKey: seed.apiKey });
+}
+
 function writeReply(res: ServerResponse, reply: Reply, head: boolean): void {
   const headers: Record<string, string | number> = { ...reply.headers };
   let body: Buffer | string | undefined = reply.body;
@@ -127,14 +146,22 @@ function writeError(ctx: ServerContext, res: ServerResponse, requestId: string, 
 /** Start the reference server and resolve once it listens. */
 export async function startServer(options: ServerOptions = {}): Promise<ReferenceServer> {
   const dialect = dialectOf(options.dialect); // an unknown name fails before anything starts
-  const store = options.store ?? new MemoryStore();
+  const [opened, started] = await Promise.allSettled([
+    options.store ?? new MemoryStore(),
+    createEngine(options.engine ?? 'auto', options.engineWarmUpRounds !== undefined ? { warmUpRounds: options.engineWarmUpRounds } : {}),
+  ]);
+  if (opened.status === 'rejected') {
+    if (started.status === 'fulfilled') await started.value.close();
+    throw opened.reason;
+  }
+  if (started.status === 'rejected') throw started.reason; // the caller closes the store it gave
+  const store = opened.value;
+  const engine = started.value;
   const seeds = options.accounts ?? [{ apiKey: process.env['VOXPIPE_API_KEY'] || DEV_API_KEY, userId: 'local-dev' }];
-  // A persistent store keeps its accounts (and their balances) across restarts: seed only the missing ones.
-  for (const seed of seeds) if (!store.accounts.get(seed.userId)) store.accounts.set(seed.userId, accountFromSeed(seed));
+  for (const seed of seeds) seedAccount(store, seed);
 
   const faults = new Faults();
   if (options.faults) faults.set(options.faults);
-  const engine = await createEngine(options.engine ?? 'auto', options.engineWarmUpRounds !== undefined ? { warmUpRounds: options.engineWarmUpRounds } : {});
   // One clock for the whole server (ledger, request store, tickets, event timestamps).
   const now = () => new Date();
   const ctx: ServerContext = {

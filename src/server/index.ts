@@ -9,4 +9,5 @@ export { Faults } from './faults.js';
 export { Ledger, InsufficientBalance } from './ledger.js';
 export { MemoryStore } from './store/memory.js';
 export { PgliteStore } from './store/pglite.js';
+export { tasksIdle } from './rest/common/task-runner.js';
 export type { Account, Store, LedgerEntry, Collection } from './store/types.js';

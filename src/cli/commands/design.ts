@@ -4,9 +4,9 @@
  * `voxpipe design save DESIGN_ID CANDIDATE_ID --name N [--idempotency-key K] [--json]`.
  *
  * Designs live on the service until they expire, so preview and save need
- * the same service as create: set VOXPIPE_BASE_URL (on the embedded default
- * every invocation starts its own server, and the design of one invocation
- * is gone in the next). Resending `create` or `save` with the same
+ * the same service as create: a deployment (VOXPIPE_BASE_URL), or the
+ * embedded default, which keeps its designs in its data directory (not with
+ * `--ephemeral`). Resending `create` or `save` with the same
  * `--idempotency-key` replays the first result without a second charge.
  */
 import { parseArgs } from 'node:util';
@@ -58,7 +58,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
         ...(values.provider && { providers: values.provider }),
         ...(values['idempotency-key'] !== undefined && { idempotencyKey: values['idempotency-key'] }),
       });
-      if (service.embedded) note(io, 'this design lives in this invocation\'s embedded server only; set VOXPIPE_BASE_URL to preview and save it later');
+      if (service.embedded && service.dataDir === undefined) note(io, 'this design lives in this invocation\'s in-memory server only (--ephemeral); without it, or with VOXPIPE_BASE_URL, you can preview and save it later');
       print({ ...design.raw, idempotencyKey: design.idempotencyKey });
       return ExitCode.ok;
     }

@@ -12,12 +12,16 @@
  * the realtime module marks the requests the dead process was generating
  * `failed_retryable` (`recoverOrphans`).
  *
- * One process per data directory: PGlite is single-user. Several processes
- * on one service need PostgreSQL (issue 15, not done yet).
+ * One process per data directory: PGlite is single-user, so `open` takes the
+ * directory's lock (`lock.ts`) and fails with `data_dir_in_use` while another
+ * live process holds it. Several processes on one service need PostgreSQL.
  */
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Account, Collection, LedgerEntry, Store } from './types.js';
 import { MemoryCollection } from './memory.js';
+import { lockDataDir } from './lock.js';
 
 /** Creation order survives a restart (`seq`), as the in-memory store keeps it; an update keeps a record's place. */
 /** What goes into the JSON column: Buffers as `{ "$buffer": base64 }`. */
@@ -42,6 +46,19 @@ interface Database {
   query(sql: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
   exec(sql: string): Promise<unknown>;
   close(): Promise<void>;
+}
+
+/**
+ * The database lives in `DIR/pg`, next to the lock (`DIR/voxpipe.lock`):
+ * PostgreSQL's initdb wants a directory of its own.
+ */
+function databaseDir(dir: string): string {
+  return join(dir, 'pg');
+}
+
+/** Whether `dir` already holds a store (creating one takes a few seconds the first time). */
+export function hasStore(dir: string): boolean {
+  return existsSync(join(databaseDir(dir), 'PG_VERSION'));
 }
 
 const ACCOUNTS = 'accounts';
@@ -95,8 +112,11 @@ export class PgliteStore implements Store {
   #writes: Promise<void> = Promise.resolve();
   #failed: unknown;
 
-  private constructor(db: Database) {
+  readonly #unlock: () => Promise<void>;
+
+  private constructor(db: Database, unlock: () => Promise<void>) {
     this.#db = db;
+    this.#unlock = unlock;
     const write = (sql: string, params: unknown[]) => {
       this.#writes = this.#writes.then(
         () => this.#db.query(sql, params).then(() => undefined),
@@ -112,15 +132,23 @@ export class PgliteStore implements Store {
   /** Open (creating if needed) the store in `dir` and load every record. */
   static async open(dir: string): Promise<PgliteStore> {
     await mkdir(dir, { recursive: true });
-    const { PGlite } = await import('@electric-sql/pglite');
-    const db = (await PGlite.create(dir)) as unknown as Database;
-    await db.exec(SCHEMA);
-    const version = (await db.query('select version from schema_version')).rows as { version: number }[];
-    if (version.length === 0) await db.query('insert into schema_version (version) values ($1)', [SCHEMA_VERSION]);
-    const store = new PgliteStore(db);
-    const rows = (await db.query('select collection, key, value from entries order by seq')).rows as { collection: string; key: string; value: string }[];
-    for (const row of rows) store.#collectionOf(row.collection).load(row.key, decode(row.value));
-    return store;
+    const unlock = await lockDataDir(dir);
+    let db: Database | undefined;
+    try {
+      const { PGlite } = await import('@electric-sql/pglite');
+      db = (await PGlite.create(databaseDir(dir))) as unknown as Database;
+      await db.exec(SCHEMA);
+      const version = (await db.query('select version from schema_version')).rows as { version: number }[];
+      if (version.length === 0) await db.query('insert into schema_version (version) values ($1)', [SCHEMA_VERSION]);
+      const store = new PgliteStore(db, unlock);
+      const rows = (await db.query('select collection, key, value from entries order by seq')).rows as { collection: string; key: string; value: string }[];
+      for (const row of rows) store.#collectionOf(row.collection).load(row.key, decode(row.value));
+      return store;
+    } catch (err) {
+      await db?.close().catch(() => undefined);
+      await unlock();
+      throw err;
+    }
   }
 
   #collectionOf(name: string): PersistentCollection<unknown> {
@@ -141,8 +169,15 @@ export class PgliteStore implements Store {
     if (this.#failed !== undefined) throw this.#failed;
   }
 
-  async close(): Promise<void> {
-    await this.#writes;
-    await this.#db.close();
+  #closed: Promise<void> | undefined;
+
+  /** Flush, close the database and release the directory (once; later calls wait for the first). */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      await this.#writes;
+      await this.#db.close();
+      await this.#unlock();
+    })();
+    return this.#closed;
   }
 }

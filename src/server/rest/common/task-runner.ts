@@ -148,6 +148,12 @@ export function taskTerminalHooks(ctx: ServerContext): TerminalHook[] {
   return registryOf(ctx).hooks;
 }
 
+/** Resolves once no task of any runner of this server is waiting to start or running; `active` counts them now. */
+export function tasksIdle(ctx: ServerContext): { active: number; idle: Promise<void> } {
+  const runners = [...registryOf(ctx).runners.values()];
+  return { active: runners.reduce((n, r) => n + r.active, 0), idle: Promise.all(runners.map((r) => r.idle())).then(() => undefined) };
+}
+
 /** The runner registered for `type` on this server (tests and admin tools). */
 export function taskRunnerOf<I = unknown, R = unknown>(ctx: ServerContext, type: string): TaskRunner<I, R> | undefined {
   return registryOf(ctx).runners.get(type) as TaskRunner<I, R> | undefined;
@@ -175,6 +181,51 @@ export class TaskRunner<I, R> {
     this.#idPrefix = options.idPrefix ?? options.type;
     this.#startDelayMs = options.startDelayMs ?? 20; // 20 ms
     registryOf(ctx).runners.set(options.type, this as unknown as TaskRunner<never, never>);
+    this.#recover();
+  }
+
+  /**
+   * A persistent store may hold tasks a previous process accepted and never
+   * ended (it exited or was killed): each runs again from the start, under
+   * the charge it already holds, so it ends succeeded or failed and refunded
+   * once. (The work is pure: synthesizing a text again gives the same audio.)
+   */
+  #recover(): void {
+    for (const task of [...this.#tasks.values()]) {
+      if (isTerminal(task.state)) continue;
+      Object.assign(task, { state: TaskState.pending, startedAt: null });
+      this.#tasks.set(task.taskId, task);
+      this.#schedule(task.taskId);
+    }
+  }
+
+  #schedule(taskId: string): void {
+    let resolve!: (t: Task<I, R>) => void;
+    const promise = new Promise<Task<I, R>>((r) => (resolve = r));
+    this.#settled.set(taskId, { promise, resolve });
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      const run = this.#run(taskId);
+      this.#running.add(run);
+      void run.finally(() => {
+        this.#running.delete(run);
+        if (this.#timers.size === 0 && this.#running.size === 0) for (const wake of this.#idle.splice(0)) wake();
+      });
+    }, this.#startDelayMs);
+    this.#timers.add(timer);
+  }
+
+  readonly #idle: (() => void)[] = [];
+
+  /** Resolves once no task of this runner is waiting to start or running. */
+  idle(): Promise<void> {
+    if (this.#timers.size === 0 && this.#running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** How many tasks are waiting to start or running. */
+  get active(): number {
+    return this.#timers.size + this.#running.size;
   }
 
   /**
@@ -208,16 +259,7 @@ export class TaskRunner<I, R> {
       completedAt: null,
     };
     this.#tasks.set(taskId, task);
-    let resolve!: (t: Task<I, R>) => void;
-    const promise = new Promise<Task<I, R>>((r) => (resolve = r));
-    this.#settled.set(taskId, { promise, resolve });
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      const run = this.#run(taskId);
-      this.#running.add(run);
-      void run.finally(() => this.#running.delete(run));
-    }, this.#startDelayMs);
-    this.#timers.add(timer);
+    this.#schedule(taskId);
     return task;
   }
 
@@ -293,6 +335,7 @@ export class TaskRunner<I, R> {
     this.#timers.clear();
     this.#abort.abort();
     await Promise.allSettled([...this.#running]);
+    for (const wake of this.#idle.splice(0)) wake();
   }
 
   async #run(taskId: string): Promise<void> {

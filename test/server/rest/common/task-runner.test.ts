@@ -176,6 +176,65 @@ describe('TaskRunner', () => {
     expect(account.credits).toBe(100);
   });
 
+  it('tasks a previous process left pending or processing (it exited or was killed) run again at start and end once, with one charge each', async () => {
+    const t = testContext();
+    const account = t.account();
+    // Process 1 accepts a task and exits before it starts: close() leaves it pending.
+    const first = new TaskRunner<string, string>(t.ctx, { type: 'unit-recover', startDelayMs: 60_000, worker: controlledWorker().worker });
+    const pending = first.create(account, 'p', { charge: { currency: 'credits', amount: 10 }, requestId: 'r1' });
+    await first.close();
+    expect(first.peek(pending.taskId)!.state).toBe(TaskState.pending);
+    // Process 2 starts it again and accepts another; both are mid-work when it is killed (never closed).
+    const hanging = controlledWorker();
+    const second = new TaskRunner<string, string>(t.ctx, { type: 'unit-recover', startDelayMs: 0, worker: hanging.worker });
+    const processing = second.create(account, 'x', { charge: { currency: 'credits', amount: 20 }, requestId: 'r2' });
+    await waitFor(() => hanging.started.length === 2);
+    expect(second.peek(processing.taskId)!.state).toBe(TaskState.processing);
+    expect(second.active).toBe(2);
+    // Process 3 on the same store: both run again and succeed.
+    const ran: string[] = [];
+    const ended: string[] = [];
+    const third = new TaskRunner<string, string>(t.ctx, {
+      type: 'unit-recover',
+      startDelayMs: 0,
+      worker: async ({ task }) => {
+        ran.push(task.input);
+        return { result: `done ${task.input}` };
+      },
+    });
+    third.onTerminal.push((task) => {
+      ended.push(`${task.taskId}:${task.state}`);
+    });
+    expect(third.active).toBe(2);
+    await third.idle();
+    expect(third.active).toBe(0);
+    expect(ran.sort()).toEqual(['p', 'x']);
+    expect(ended.sort()).toEqual([`${pending.taskId}:succeeded`, `${processing.taskId}:succeeded`].sort());
+    for (const [task, amount] of [[pending, 10], [processing, 20]] as const) {
+      expect(third.get(account, task.taskId)).toMatchObject({ state: TaskState.succeeded, result: `done ${task.input}`, creditsCharged: amount, refunded: false });
+      expect(t.ctx.store.ledger.get(`job:${task.taskId}`)).toMatchObject({ amount, state: 'committed' });
+    }
+    expect([...t.ctx.store.ledger.values()].filter((e) => e.userId === account.userId)).toHaveLength(2);
+    expect(account.credits).toBe(70);
+    await third.close();
+  });
+
+  it('idle() resolves once every task has ended', async () => {
+    const t = testContext();
+    const { worker, gates } = controlledWorker();
+    const runner = new TaskRunner(t.ctx, { type: 'unit-idle', worker, startDelayMs: 0 });
+    await runner.idle();
+    const task = runner.create(t.account(), 'a', { requestId: 'r' });
+    let idle = false;
+    void runner.idle().then(() => (idle = true));
+    await waitFor(() => gates.length === 1);
+    expect(idle).toBe(false);
+    gates[0]!.resolve({ result: 'done' });
+    await runner.settled(task.taskId);
+    await waitFor(() => idle);
+    await runner.close();
+  });
+
   it('a throwing completion hook does not disturb the task or other hooks', async () => {
     const t = testContext();
     const calls: string[] = [];
