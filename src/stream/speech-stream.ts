@@ -26,6 +26,7 @@ import { CodeKind } from '../protocol/codes.js';
 import { frameBytes, pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import { probeEncodedLayout } from '../protocol/audio-probe.js';
 import { wavHeaderLength } from '../protocol/wav.js';
+import { defaultPartialPolicy, splice } from '../splice.js';
 import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from '../transport.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
 
@@ -144,6 +145,8 @@ interface SegmentState {
   attemptBytes: number;
   /** Bytes of the stream's WAV header among `emittedBytes` (first segment of a wav stream), not audio. */
   headerBytes: number;
+  /** Audio bytes the listener has of this segment since its last restart (splice.ts); `emittedBytes` counts them all. */
+  spliceBytes: number;
   delivered: number;
   completed: boolean;
   /** Its audio had begun on a transport that failed: the fallback charges it again. */
@@ -386,6 +389,7 @@ export class SpeechStream extends Duplex {
       emittedBytes: 0,
       attemptBytes: 0,
       headerBytes: 0,
+      spliceBytes: 0,
       recharged: false,
       delivered: 0,
       completed: false,
@@ -478,20 +482,21 @@ export class SpeechStream extends Duplex {
     if (state) {
       // The stream's WAV header came with the first segment's first audio; a
       // transport that takes over sends none, so it is not audio to skip.
-      if (this.#bytes === 0 && chunk.format === 'wav' && state.attemptBytes === 0) state.headerBytes = wavHeaderLength(data) ?? 0;
-      // After a failover the new transport regenerates the whole segment:
-      // skip what the listener already heard (pcm/wav: sample-aligned).
-      const already = state.emittedBytes - state.headerBytes - state.attemptBytes;
-      state.attemptBytes += data.length;
-      if (already > 0) {
-        if (chunk.format === 'pcm' || chunk.format === 'wav') {
-          const skip = Math.min(already - (already % frameBytes(chunk)), data.length);
-          data = data.subarray(skip);
-        } else if (state.attemptBytes - data.length === 0) {
-          this.emit('discontinuity', { segmentId: state.segmentId, droppedBytes: 0 });
-        }
+      let header = 0;
+      if (this.#bytes === 0 && chunk.format === 'wav' && state.attemptBytes === 0) header = state.headerBytes = wavHeaderLength(data) ?? 0;
+      // After a failover the new transport regenerates the whole segment: the
+      // one splicing rule of the reliable machine (splice.ts) says what of it
+      // the listener gets (pcm/wav: what it had not heard; mp3/opus: all of it again).
+      const cut = splice({ emitted: state.spliceBytes, received: state.attemptBytes }, header > 0 ? data.subarray(header) : data, defaultPartialPolicy(chunk.format), frameBytes(chunk));
+      state.attemptBytes += data.length - header;
+      if (cut.restart) {
+        state.spliceBytes = 0;
+        this.emit('discontinuity', { segmentId: state.segmentId, droppedBytes: cut.restart.droppedBytes });
       }
+      // (The stream's first chunk, the one a header can start, has nothing before it to skip.)
+      if (header === 0) data = cut.data;
       if (data.length === 0) return;
+      state.spliceBytes += data.length - header;
       state.emittedBytes += data.length;
       state.waterfall.firstAudioMs ??= this.#now();
     }

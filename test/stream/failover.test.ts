@@ -19,9 +19,11 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function speak(transport: 'auto' | 'realtime' | 'sync') {
+async function speak(transport: 'auto' | 'realtime' | 'sync', format: 'pcm' | 'mp3' = 'pcm') {
   // Small segments so the text spans several.
-  const speech = await createSpeechStream(config, { format: 'pcm', transport, segmenter: { targetChars: 20, firstMinChars: 12 } });
+  const speech = await createSpeechStream(config, { format, transport, segmenter: { targetChars: 20, firstMinChars: 12 } });
+  const discontinuities: { segmentId: string; droppedBytes: number }[] = [];
+  speech.on('discontinuity', (d) => discontinuities.push(d));
   const failovers: string[] = [];
   const recharged: string[][] = [];
   let resumed = 0;
@@ -33,7 +35,7 @@ async function speak(transport: 'auto' | 'realtime' | 'sync') {
   speech.end(TEXT);
   const chunks: Buffer[] = [];
   for await (const c of speech) chunks.push(c as Buffer);
-  return { audio: Buffer.concat(chunks), summary: speech.summary(), failovers, recharged, resumed };
+  return { audio: Buffer.concat(chunks), summary: speech.summary(), failovers, recharged, resumed, discontinuities };
 }
 
 describe('auto failover', () => {
@@ -68,6 +70,23 @@ describe('auto failover', () => {
     const ids = run.summary.segments.map((s) => s.segmentId);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toEqual([...ids].sort((x, y) => Number(x.split('-').pop()) - Number(y.split('-').pop())));
+  });
+
+  it('mp3: the segment cut mid-audio starts again on sync after a discontinuity naming the bytes the listener had of it (the reliable machine\'s rule)', async () => {
+    const reference = await speak('realtime', 'mp3');
+    server.faults.set({ realtimeError: { afterAudioFrames: 3, code: 'provider_unavailable', retryable: false } });
+    const run = await speak('auto', 'mp3');
+    server.faults.clear();
+    expect(run.failovers).toEqual(['realtime->sync:provider_unavailable']);
+    expect(run.discontinuities).toHaveLength(1);
+    const [cut] = run.discontinuities;
+    expect(cut!.segmentId).toBe(run.recharged[0]![0]);
+    expect(cut!.droppedBytes).toBeGreaterThan(0);
+    // Everything once, plus the part of the cut segment heard twice.
+    expect(run.audio.length).toBe(reference.audio.length + cut!.droppedBytes);
+    // Segment ids are per stream: compare the cut segment with the reference's at the same place.
+    const at = run.summary.segments.findIndex((s) => s.segmentId === cut!.segmentId);
+    expect(run.summary.segments[at]!.audioBytes).toBe(reference.summary.segments[at]!.audioBytes + cut!.droppedBytes);
   });
 
   it('close 1011 mid-segment: the status route says resumable, so it resumes instead of failing over (no second charge)', async () => {

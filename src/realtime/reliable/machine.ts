@@ -58,6 +58,7 @@ import {
   type StatusResult,
 } from './types.js';
 import { wavHeaderLength } from '../../protocol/wav.js';
+import { defaultPartialPolicy, splice } from '../../splice.js';
 import { AudioOrder, DEFAULT_REORDER_WINDOW_FRAMES, describeGaps, type SequenceGap, type SequenceVerdict } from '../sequence-window.js';
 
 /** Where the machine is. */
@@ -105,13 +106,7 @@ export const MachineWarning = {
   audioSequenceGap: 'audio_sequence_gap',
 } as const;
 
-/** Formats whose bytes can be spliced at any sample boundary. */
-const SPLICEABLE: ReadonlySet<string> = new Set([AudioFormat.pcm, AudioFormat.wav]);
-
-/** The default `onPartialSegment` for a format. */
-export function defaultPartialPolicy(format: string): PartialSegmentPolicy {
-  return SPLICEABLE.has(format) ? PartialSegmentPolicy.continue : PartialSegmentPolicy.restart;
-}
+export { defaultPartialPolicy };
 
 /** State of the current connection; a new one for every `transport-opened`. */
 interface ConnectionState {
@@ -587,18 +582,16 @@ export class ReliableMachine {
     }
     let payload: Uint8Array = event.audio;
     if (conn.audioFrames === 1) payload = this.#takeStreamHeader(entry, payload);
-    const start = entry.receivedBytes;
+    const received = entry.receivedBytes;
     entry.receivedBytes += payload.byteLength;
-    if (payload.byteLength === 0) return;
-    if (this.#policy === PartialSegmentPolicy.restart) {
-      if (start === 0 && entry.emittedBytes > 0) this.#restart(entry);
-      this.#release(entry, payload);
-      return;
-    }
-    // continue: release only what lies beyond the bytes already emitted.
-    const skip = entry.emittedBytes - start;
-    if (skip >= payload.byteLength) return;
-    this.#release(entry, skip > 0 ? payload.subarray(skip) : payload);
+    this.#spliceIn(entry, payload, received);
+  }
+
+  /** The one splicing rule (splice.ts): continue past what the listener has, or restart the segment. */
+  #spliceIn(entry: JournalEntry, payload: Uint8Array, received: number): void {
+    const cut = splice({ emitted: entry.emittedBytes, received }, payload, this.#policy);
+    if (cut.restart) this.#restart(entry, cut.restart.droppedBytes);
+    if (cut.data.byteLength > 0) this.#release(entry, cut.data);
   }
 
   /**
@@ -620,8 +613,8 @@ export class ReliableMachine {
     this.#port.emitAudio({ segmentId: entry.segmentId, data: header, sequence: ++this.#outSequence });
   }
 
-  #restart(entry: JournalEntry): void {
-    this.#port.emit({ type: 'discontinuity', segmentId: entry.segmentId, droppedBytes: entry.emittedBytes });
+  #restart(entry: JournalEntry, droppedBytes: number): void {
+    this.#port.emit({ type: 'discontinuity', segmentId: entry.segmentId, droppedBytes });
     entry.emittedBytes = 0;
   }
 
@@ -832,21 +825,8 @@ export class ReliableMachine {
     }
     this.#manifestQueue.shift();
     const entry = item.entry;
-    let data: Uint8Array = result.data;
     // A stored segment is a file of its own: only the request's first header may reach the listener.
-    if (this.#ready?.format === AudioFormat.wav) {
-      const headerBytes = wavHeaderLength(data);
-      if (headerBytes !== undefined) {
-        if (!this.#headerEmitted) this.#emitHeader(entry, data.subarray(0, headerBytes));
-        data = data.subarray(headerBytes);
-      }
-    }
-    if (this.#policy === PartialSegmentPolicy.restart) {
-      if (entry.emittedBytes > 0) this.#restart(entry);
-      if (data.byteLength > 0) this.#release(entry, data);
-    } else if (data.byteLength > entry.emittedBytes) {
-      this.#release(entry, data.subarray(entry.emittedBytes));
-    }
+    this.#spliceIn(entry, this.#takeStreamHeader(entry, result.data), 0);
     this.#complete(entry, item.units);
     this.#nextManifestItem();
   }

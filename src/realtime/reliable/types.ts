@@ -7,14 +7,9 @@ import type { VoxpipeError } from '../../errors.js';
 import type { ClientEvent, ReadyEvent, RequestStatus, ServerEvent, StartRequest } from '../../protocol/events.js';
 import type { BackoffPolicy } from '../backoff.js';
 
-/** What the listener gets when a segment was cut off mid-audio and is generated again. */
-export const PartialSegmentPolicy = {
-  /** Skip the bytes already emitted and continue (sample-exact for pcm and wav). */
-  continue: 'continue',
-  /** Emit a `discontinuity` event, then the whole segment again (mp3, opus). */
-  restart: 'restart',
-} as const;
-export type PartialSegmentPolicy = (typeof PartialSegmentPolicy)[keyof typeof PartialSegmentPolicy];
+import { PartialSegmentPolicy } from '../../splice.js';
+
+export { PartialSegmentPolicy };
 
 /** Journal state of one segment. */
 export const SegmentState = {
