@@ -19,6 +19,7 @@ import { createSpeechStream } from '../../../src/speech.js';
 import type { ServiceConfig } from '../../../src/config.js';
 import { speakText } from '../../helpers/speak.js';
 import { serviceConfigOf } from '../../../src/service.js';
+import { createClient } from '../../../src/http/index.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/voxpipe.js', import.meta.url));
 const KEY = 'sk-pglite-test';
@@ -128,6 +129,49 @@ describe('voxpipe serve --data, killed with SIGKILL mid-request', () => {
       const segments = speech.summary().segments.length;
       expect(new Set(live.map((e) => e.refId)).size).toBe(live.length);
       expect(live.length).toBe(segments);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('voxpipe serve --data, killed with SIGKILL mid-job', () => {
+  it('restarted on the same directory: the accepted job ends succeeded, charged once, and its audio downloads', { timeout: 120_000 }, async () => {
+    const dataDir = join(dir, 'jobs');
+    const accounts = join(dir, 'accounts-jobs.json');
+    await writeFile(accounts, JSON.stringify([{ apiKey: KEY, userId: 'pg', credits: 1e6, apiQuota: 1e6 }]));
+    // 15 ms before every engine chunk: the job takes seconds, so the kill lands mid-job.
+    const first = await serve(dataDir, accounts);
+    const text = Array.from({ length: 3 }, (_, i) => `Sentence number ${i + 1} of a job that is cut by a kill.`).join(' ');
+    const client = createClient({ apiKey: KEY, baseUrl: first.config.baseUrl, rootUrl: first.config.rootUrl });
+    const job = await client.jobs.create({ text, voiceId: (await client.voices.list())[0]!.voiceId });
+    let seen = job.status;
+    for (let i = 0; i < 500 && seen !== 'processing'; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      seen = (await client.jobs.get(job.id)).status;
+    }
+    expect(seen).toBe('processing');
+    first.child.kill('SIGKILL');
+    await new Promise<void>((resolve) => first.child.once('exit', () => resolve()));
+
+    const second = await serve(dataDir, accounts);
+    try {
+      const again = createClient({ apiKey: KEY, baseUrl: second.config.baseUrl, rootUrl: second.config.rootUrl });
+      const done = await again.jobs.wait(job.id, { intervalMs: 50, maxIntervalMs: 200 });
+      expect(done.status).toBe('succeeded');
+      const file = await again.jobs.download(done);
+      expect(file.data.length).toBeGreaterThan(1000);
+    } finally {
+      second.child.kill('SIGTERM');
+      await new Promise<void>((resolve) => second.child.once('exit', () => resolve()));
+    }
+
+    const store = await PgliteStore.open(dataDir);
+    try {
+      const charges = [...store.ledger.values()].filter((e) => e.refId === `job:${job.id}`);
+      expect(charges).toHaveLength(1);
+      expect(charges[0]!.state).toBe('committed');
+      expect(store.accounts.get('pg')!.credits).toBe(1e6 - charges[0]!.amount);
     } finally {
       await store.close();
     }
