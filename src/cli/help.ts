@@ -29,6 +29,8 @@ export const OPTION_HELP: Record<string, [string, string][]> = {
     ['--dialect reference|alt|minimal', 'how the points the spec leaves open are taken; default VOXPIPE_DIALECT, else reference'],
     ['--demo', 'serve the browser demo at /demo; default off'],
     ['--data DIR', 'keep accounts, voices, jobs, requests and the ledger in a PGlite database there, across restarts (one process per directory); default in memory'],
+    ['--database URL', 'keep them in a PostgreSQL database instead (postgres://user:password@host:port/db; default VOXPIPE_DATABASE_URL); one server process per store'],
+    ['--database-schema NAME', 'the database schema the tables live in, created if missing; default public'],
 
   ],
   jobs: [
@@ -108,7 +110,7 @@ export const OPTION_HELP: Record<string, [string, string][]> = {
   bench: [['(every option)', 'defaults in parentheses in the usage line; see BENCHMARKS.md']],
 };
 
-const ENVIRONMENT = 'environment: VOXPIPE_BASE_URL and VOXPIPE_API_KEY (a deployment; unset: the embedded reference server), VOXPIPE_ROOT_URL, VOXPIPE_WS_URL, VOXPIPE_RT_HTTP_URL, VOXPIPE_DEBUG, VOXPIPE_DATA_DIR and VOXPIPE_EPHEMERAL (the embedded server\'s state)';
+const ENVIRONMENT = 'environment: VOXPIPE_BASE_URL and VOXPIPE_API_KEY (a deployment; unset: the embedded reference server), VOXPIPE_ROOT_URL, VOXPIPE_WS_URL, VOXPIPE_RT_HTTP_URL, VOXPIPE_DEBUG, VOXPIPE_DATA_DIR and VOXPIPE_EPHEMERAL (the embedded server\'s state), VOXPIPE_DATABASE_URL (serve)';
 
 /** What every command but serve and bench takes (`main.ts` takes it out before the command parses). */
 const EPHEMERAL: [string, string] = ['--ephemeral', 'on the embedded default, keep nothing between commands; default: voices, jobs, designs and usage are kept in VOXPIPE_DATA_DIR, else $XDG_DATA_HOME/voxpipe, else ~/.local/share/voxpipe'];

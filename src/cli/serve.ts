@@ -1,5 +1,5 @@
 /**
- * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal] [--demo] [--data DIR]`
+ * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal] [--demo] [--data DIR | --database URL [--database-schema NAME]]`
  * Prints exactly one JSON line when ready:
  * {"event":"listening","baseUrl":...,"rootUrl":...,"wsUrl":...,"rtHttpUrl":...}
  * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
@@ -9,10 +9,11 @@ import { DIALECTS } from '../server/dialect.js';
 import { startServer, type AccountSeed } from '../server/index.js';
 import type { FaultPlan } from '../server/faults.js';
 import { parseArgs } from 'node:util';
+import type { SqlStore } from '../server/store/sql.js';
 import { choice, numberOption, usage, UsageError } from './args.js';
 import { ExitCode, note, type Io } from './io.js';
 
-export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit REQUESTS_PER_SECOND] [--dialect reference|alt|minimal] [--demo] [--data DIR]';
+export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit REQUESTS_PER_SECOND] [--dialect reference|alt|minimal] [--demo] [--data DIR | --database URL [--database-schema NAME]]';
 
 async function loadAccounts(path: string): Promise<AccountSeed[]> {
   let parsed: unknown;
@@ -26,6 +27,19 @@ async function loadAccounts(path: string): Promise<AccountSeed[]> {
     if (!a || typeof a.apiKey !== 'string' || typeof a.userId !== 'string') throw new UsageError(`--accounts entry ${i} needs string apiKey and userId`);
     return a as AccountSeed;
   });
+}
+
+/**
+ * --data DIR: PGlite there; --database URL (or VOXPIPE_DATABASE_URL): that
+ * PostgreSQL; neither: in memory. Either way one server process per store.
+ */
+async function openStore(dataDir: string | undefined, databaseUrl: string | undefined, schema: string | undefined, io: Io): Promise<SqlStore | undefined> {
+  if (dataDir !== undefined && databaseUrl !== undefined) throw new UsageError('--data and --database (or VOXPIPE_DATABASE_URL) name two stores; give one');
+  if (schema !== undefined && databaseUrl === undefined) throw new UsageError('--database-schema needs --database URL (or VOXPIPE_DATABASE_URL)');
+  if (dataDir !== undefined) return (await import('../server/store/pglite.js')).PgliteStore.open(dataDir);
+  if (databaseUrl === undefined) return undefined;
+  const { PostgresStore } = await import('../server/store/postgres.js');
+  return PostgresStore.open(databaseUrl, { ...(schema !== undefined && { schema }), onError: (err) => note(io, `database connection failed: ${err instanceof Error ? err.message : String(err)}; changes from now on are not kept`) });
 }
 
 export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter = process): Promise<number> {
@@ -44,6 +58,8 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
         dialect: { type: 'string' },
         demo: { type: 'boolean' },
         data: { type: 'string' },
+        database: { type: 'string' },
+        'database-schema': { type: 'string' },
       },
     }),
   );
@@ -60,8 +76,7 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
       throw new UsageError('--faults must be a JSON object (see FaultPlan)');
     }
   }
-  // --data DIR: a persistent store (PGlite) there; default in memory.
-  const store = values.data !== undefined ? await (await import('../server/store/pglite.js')).PgliteStore.open(values.data) : undefined;
+  const store = await openStore(values.data, values.database ?? (io.env['VOXPIPE_DATABASE_URL'] || undefined), values['database-schema'], io);
   const server = await startServer({
     ...(store && { store }),
     ...(values.host !== undefined && { host: values.host }),

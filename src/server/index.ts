@@ -9,5 +9,7 @@ export { Faults } from './faults.js';
 export { Ledger, InsufficientBalance } from './ledger.js';
 export { MemoryStore } from './store/memory.js';
 export { PgliteStore } from './store/pglite.js';
+export { PostgresStore, type PostgresStoreOptions } from './store/postgres.js';
+export { SqlStore } from './store/sql.js';
 export { tasksIdle } from './rest/common/task-runner.js';
 export type { Account, Store, LedgerEntry, Collection } from './store/types.js';

@@ -1,9 +1,9 @@
 /**
- * The PGlite store (`voxpipe serve --data DIR`, issue 15, first part): what
- * is written is there after a restart, in the same order, Buffers intact;
- * and a `voxpipe serve --data` killed with SIGKILL mid-request, restarted on
- * the same directory and port, lets the client resume byte-exact with one
- * charge per segment.
+ * `voxpipe serve` on a persistent store (`--data DIR`, PGlite; `--database
+ * URL`, PostgreSQL) killed with SIGKILL and restarted on the same store: a
+ * request cut mid-segment resumes byte-exact with one charge per segment,
+ * and a job cut mid-work ends once, charged once. (What every store keeps
+ * across a reopen: contract.test.ts.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -11,9 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ledger } from '../../../src/server/ledger.js';
 import { PgliteStore } from '../../../src/server/store/pglite.js';
-import { accountFromSeed } from '../../../src/server/app.js';
+import { PostgresStore } from '../../../src/server/store/postgres.js';
+import type { SqlStore } from '../../../src/server/store/sql.js';
+import { randomBytes } from 'node:crypto';
 import { startServer } from '../../../src/server/index.js';
 import { createSpeechStream } from '../../../src/speech.js';
 import type { ServiceConfig } from '../../../src/config.js';
@@ -29,44 +30,34 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+  if (!DATABASE_URL) return;
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  for (const name of ['served', 'jobs']) await admin.query(`drop schema if exists ${schemaOf(name)} cascade`);
+  await admin.end();
 });
 
-describe('PgliteStore', () => {
-  it('keeps records, their order and Buffers across a close and a reopen; the ledger refunds once', { timeout: 60_000 }, async () => {
-    const path = join(dir, 'unit');
-    const store = await PgliteStore.open(path);
-    const things = store.collection<{ n: number; audio?: Buffer }>('things');
-    things.set('b', { n: 1, audio: Buffer.from([1, 2, 3]) });
-    things.set('a', { n: 2 });
-    things.set('b', { n: 3, audio: Buffer.from([4, 5]) });
-    things.set('gone', { n: 4 });
-    things.delete('gone');
-    const account = accountFromSeed({ apiKey: KEY, userId: 'u', credits: 100 });
-    store.accounts.set('u', account);
-    const ledger = new Ledger(store);
-    ledger.hold(store.accounts.get('u')!, 'credits', 30, 'ref-1', 'test');
-    ledger.commit('ref-1');
-    await store.close();
+/** Where a served store lives: `serve` arguments for a name, and the store itself to inspect afterwards. */
+interface Backend {
+  args(name: string): string[];
+  open(name: string): Promise<SqlStore>;
+}
 
-    const again = await PgliteStore.open(path);
-    const back = again.collection<{ n: number; audio?: Buffer }>('things');
-    expect([...back.values()].map((v) => v.n)).toEqual([3, 2]);
-    expect(Buffer.isBuffer(back.get('b')!.audio)).toBe(true);
-    expect([...back.get('b')!.audio!]).toEqual([4, 5]);
-    expect(back.get('gone')).toBeUndefined();
-    expect(again.accounts.get('u')!.credits).toBe(70);
-    expect(again.ledger.get('ref-1')!.state).toBe('committed');
-    expect(new Ledger(again).release('ref-1')).toBe(true);
-    await again.close();
-    const third = await PgliteStore.open(path);
-    expect(third.ledger.get('ref-1')!.state).toBe('released');
-    expect(third.accounts.get('u')!.credits).toBe(100);
-    await third.close();
-  });
-});
+const DATABASE_URL = process.env['VOXPIPE_TEST_DATABASE_URL'];
+const RUN = randomBytes(4).toString('hex');
+const schemaOf = (name: string) => `voxpipe_kill_${name}_${RUN}`;
+const BACKENDS: [string, Backend, boolean][] = [
+  ['--data DIR (PGlite)', { args: (name) => ['--data', join(dir, name)], open: (name) => PgliteStore.open(join(dir, name)) }, true],
+  [
+    DATABASE_URL ? '--database URL (PostgreSQL)' : '--database URL (PostgreSQL; skipped: no PostgreSQL reachable, set VOXPIPE_TEST_DATABASE_URL)',
+    { args: (name) => ['--database', DATABASE_URL!, '--database-schema', schemaOf(name)], open: (name) => PostgresStore.open(DATABASE_URL!, { schema: schemaOf(name) }) },
+    DATABASE_URL !== undefined,
+  ],
+];
 
-async function serve(dataDir: string, accounts: string, port = 0): Promise<{ child: ChildProcess; config: ServiceConfig }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--engine', 'tone', '--port', String(port), '--data', dataDir, '--accounts', accounts, '--faults', '{"latencyMs":15}'], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function serve(where: string[], accounts: string, port = 0): Promise<{ child: ChildProcess; config: ServiceConfig }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--engine', 'tone', '--port', String(port), ...where, '--accounts', accounts, '--faults', '{"latencyMs":15}'], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr!.resume();
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -80,8 +71,8 @@ async function serve(dataDir: string, accounts: string, port = 0): Promise<{ chi
   return { child, config: { apiKey: KEY, baseUrl: l['baseUrl']!, rootUrl: l['rootUrl']!, wsUrl: l['wsUrl']!, rtHttpUrl: l['rtHttpUrl']! } };
 }
 
-describe('voxpipe serve --data, killed with SIGKILL mid-request', () => {
-  it('restarted on the same directory and port: the client resumes byte-exact, one charge per segment', { timeout: 120_000 }, async () => {
+describe.each(BACKENDS)('voxpipe serve %s, killed with SIGKILL mid-request', (_name, backend, available) => {
+  it.runIf(available)('restarted on the same store and port: the client resumes byte-exact, one charge per segment', { timeout: 120_000 }, async () => {
     const text = 'The first sentence is spoken before the kill. The second one is cut in the middle. The third comes after the restart.';
     const reference = await startServer({ engine: 'tone', accounts: [{ apiKey: KEY, userId: 'pg' }] });
     let expected: Buffer;
@@ -91,10 +82,10 @@ describe('voxpipe serve --data, killed with SIGKILL mid-request', () => {
       await reference.close();
     }
 
-    const dataDir = join(dir, 'served');
+    const where = backend.args('served');
     const accounts = join(dir, 'accounts.json');
     await writeFile(accounts, JSON.stringify([{ apiKey: KEY, userId: 'pg', credits: 1e6, apiQuota: 1e6 }]));
-    const first = await serve(dataDir, accounts);
+    const first = await serve(where, accounts);
     const port = Number(new URL(first.config.rootUrl).port);
     const speech = await createSpeechStream(first.config, { format: 'pcm', transport: 'realtime', realtime: { backoff: { baseMs: 100, maxMs: 500 }, maxResumeMs: 60_000, maxRetries: 30 } });
     const parts: Buffer[] = [];
@@ -105,7 +96,7 @@ describe('voxpipe serve --data, killed with SIGKILL mid-request', () => {
       parts.push(c);
       if (completed >= 1 && !restarted) {
         first.child.kill('SIGKILL');
-        restarted = new Promise<void>((resolve) => first.child.once('exit', () => resolve())).then(() => serve(dataDir, accounts, port));
+        restarted = new Promise<void>((resolve) => first.child.once('exit', () => resolve())).then(() => serve(where, accounts, port));
       }
     });
     speech.end(text);
@@ -122,7 +113,7 @@ describe('voxpipe serve --data, killed with SIGKILL mid-request', () => {
     expect(Buffer.concat(parts).equals(expected)).toBe(true);
 
     // The ledger on disk: one live charge per segment of the request.
-    const store = await PgliteStore.open(dataDir);
+    const store = await backend.open('served');
     try {
       const requestId = speech.summary().requestId;
       const live = [...store.ledger.values()].filter((e) => e.refId.includes(requestId) && e.state !== 'released');
@@ -135,13 +126,13 @@ describe('voxpipe serve --data, killed with SIGKILL mid-request', () => {
   });
 });
 
-describe('voxpipe serve --data, killed with SIGKILL mid-job', () => {
-  it('restarted on the same directory: the accepted job ends succeeded, charged once, and its audio downloads', { timeout: 120_000 }, async () => {
-    const dataDir = join(dir, 'jobs');
+describe.each(BACKENDS)('voxpipe serve %s, killed with SIGKILL mid-job', (_name, backend, available) => {
+  it.runIf(available)('restarted on the same store: the accepted job ends succeeded, charged once, and its audio downloads', { timeout: 120_000 }, async () => {
+    const where = backend.args('jobs');
     const accounts = join(dir, 'accounts-jobs.json');
     await writeFile(accounts, JSON.stringify([{ apiKey: KEY, userId: 'pg', credits: 1e6, apiQuota: 1e6 }]));
     // 15 ms before every engine chunk: the job takes seconds, so the kill lands mid-job.
-    const first = await serve(dataDir, accounts);
+    const first = await serve(where, accounts);
     const text = Array.from({ length: 3 }, (_, i) => `Sentence number ${i + 1} of a job that is cut by a kill.`).join(' ');
     const client = createClient({ apiKey: KEY, baseUrl: first.config.baseUrl, rootUrl: first.config.rootUrl });
     const job = await client.jobs.create({ text, voiceId: (await client.voices.list())[0]!.voiceId });
@@ -154,7 +145,7 @@ describe('voxpipe serve --data, killed with SIGKILL mid-job', () => {
     first.child.kill('SIGKILL');
     await new Promise<void>((resolve) => first.child.once('exit', () => resolve()));
 
-    const second = await serve(dataDir, accounts);
+    const second = await serve(where, accounts);
     try {
       const again = createClient({ apiKey: KEY, baseUrl: second.config.baseUrl, rootUrl: second.config.rootUrl });
       const done = await again.jobs.wait(job.id, { intervalMs: 50, maxIntervalMs: 200 });
@@ -166,7 +157,7 @@ describe('voxpipe serve --data, killed with SIGKILL mid-job', () => {
       await new Promise<void>((resolve) => second.child.once('exit', () => resolve()));
     }
 
-    const store = await PgliteStore.open(dataDir);
+    const store = await backend.open('jobs');
     try {
       const charges = [...store.ledger.values()].filter((e) => e.refId === `job:${job.id}`);
       expect(charges).toHaveLength(1);
