@@ -155,7 +155,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     throw opened.reason;
   }
   if (started.status === 'rejected') throw started.reason; // the caller closes the store it gave
-  const store = opened.value;
+  const store: Store = opened.value;
   const engine = started.value;
   const seeds = options.accounts ?? [{ apiKey: process.env['VOXPIPE_API_KEY'] || DEV_API_KEY, userId: 'local-dev' }];
   for (const seed of seeds) seedAccount(store, seed);
@@ -228,9 +228,12 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
       }
       const routeCtx: RouteContext = { req, res, url, params, requestId, account, body, query, rawBody };
       const reply = await def.handler(routeCtx);
+      // Nothing is acknowledged before it is kept: a persistent store's writes for this request land first.
+      await store.flush?.();
       if (reply) writeReply(res, reply, method === 'HEAD');
       else if (!res.writableEnded && !res.headersSent) res.end();
     } catch (err) {
+      await store.flush?.().catch(() => undefined);
       if (err instanceof HttpError) writeError(ctx, res, requestId, err);
       else {
         ctx.log(`internal error on ${req.method} ${(req.url ?? '').split('?')[0]}`, err);

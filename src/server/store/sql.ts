@@ -47,6 +47,19 @@ function decode(text: string): unknown {
   });
 }
 
+/**
+ * Keys go into a `text` column, which cannot hold NUL, while the server's
+ * composite keys use it as a separator (`user\u0000key`): NUL is written
+ * `\0` and a backslash `\\`, so every other key is stored as it is.
+ */
+function encodeKey(key: string): string {
+  return key.replaceAll('\\', '\\\\').replaceAll('\u0000', '\\0');
+}
+
+function decodeKey(text: string): string {
+  return text.replace(/\\(\\|0)/g, (_m, c: string) => (c === '0' ? '\u0000' : '\\'));
+}
+
 const ACCOUNTS = 'accounts';
 const LEDGER = 'ledger';
 /** Creation order survives a restart (`seq`), as the in-memory store keeps it; an update keeps a record's place. */
@@ -74,11 +87,11 @@ class PersistentCollection<T> implements Collection<T> {
   }
   set(key: string, value: T): void {
     this.#memory.set(key, value);
-    this.write('insert into entries (collection, key, value) values ($1, $2, $3) on conflict (collection, key) do update set value = excluded.value', [this.name, key, encode(value)]);
+    this.write('insert into entries (collection, key, value) values ($1, $2, $3) on conflict (collection, key) do update set value = excluded.value', [this.name, encodeKey(key), encode(value)]);
   }
   delete(key: string): boolean {
     const had = this.#memory.delete(key);
-    if (had) this.write('delete from entries where collection = $1 and key = $2', [this.name, key]);
+    if (had) this.write('delete from entries where collection = $1 and key = $2', [this.name, encodeKey(key)]);
     return had;
   }
   values(): IterableIterator<T> {
@@ -121,7 +134,7 @@ export class SqlStore implements Store {
     const version = (await this.#db.query('select version from schema_version')).rows as { version: number }[];
     if (version.length === 0) await this.#db.query('insert into schema_version (version) values ($1)', [SCHEMA_VERSION]);
     const rows = (await this.#db.query('select collection, key, value from entries order by seq')).rows as { collection: string; key: string; value: string }[];
-    for (const row of rows) this.#collectionOf(row.collection).load(row.key, decode(row.value));
+    for (const row of rows) this.#collectionOf(row.collection).load(decodeKey(row.key), decode(row.value));
   }
 
   #collectionOf(name: string): PersistentCollection<unknown> {

@@ -56,4 +56,10 @@ export interface Store {
   ledger: Collection<LedgerEntry>;
   /** Named collections for each route family (tasks, idempotency keys, voices, ...). */
   collection<T>(name: string): Collection<T>;
+  /**
+   * Resolves once every change so far is kept (a persistent store writes in
+   * the background); the server waits for it before it answers a request, so
+   * nothing it acknowledged (a 202 for a job, a charge) is lost to a crash.
+   */
+  flush?(): Promise<void>;
 }
