@@ -17,11 +17,11 @@ const PLENTY = 1e12;
  * heap, as a remote service would be) and wait for its `listening` line.
  * @returns {Promise<{ config: import('../dist/config.js').ServiceConfig, pid: number, close(): Promise<void> }>}
  */
-export async function startChildServer({ engine = 'tone', nodeArgs = [] } = {}) {
+export async function startChildServer({ engine = 'tone', nodeArgs = [], serveArgs = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'voxpipe-bench-'));
   const accounts = join(dir, 'accounts.json');
   writeFileSync(accounts, JSON.stringify([{ apiKey: BENCH_KEY, userId: 'bench', credits: PLENTY, apiQuota: PLENTY }]));
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin/voxpipe.js'), 'serve', '--port', '0', '--engine', engine, '--accounts', accounts], {
+  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin/voxpipe.js'), 'serve', '--port', '0', '--engine', engine, '--accounts', accounts, ...serveArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, VOXPIPE_API_KEY: BENCH_KEY },
   });
@@ -93,9 +93,9 @@ export function argInt(name, fallback) {
  * it: the service config, the default model, and a pcm `start.request` for
  * the model's first voice.
  */
-export async function startToneBench() {
+export async function startToneBench({ serveArgs = [] } = {}) {
   const { defaultModel, fetchCapabilities } = await import('../dist/bench/capabilities.js');
-  const server = await startChildServer({ engine: 'tone' });
+  const server = await startChildServer({ engine: 'tone', serveArgs });
   const { config } = server;
   const model = defaultModel(await fetchCapabilities(config));
   const request = { voice_id: model.voices[0].id, model: model.id, format: 'pcm' };

@@ -9,9 +9,15 @@
 // client costs as little as possible. Each stream: connect, start, one short
 // text (its segments as SpeechStream would cut them), all its audio, stop.
 // Loopback only; stops by itself. Options: --levels 1,10,100,1000
-// --streams-per-level N (default max(200, 3 x level)).
+// --streams-per-level N (default max(200, 3 x level)); --stores
+// memory,pglite,postgres (default memory): the same levels against the
+// server on each store, one after the other in the same run (postgres needs
+// VOXPIPE_BENCH_DATABASE_URL or VOXPIPE_TEST_DATABASE_URL; a fresh schema).
 // Run `npm run build` first. Writes bench/results/server-capacity.json.
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { summarize } from '../dist/bench/stats.js';
 import { BENCH_TEXTS } from '../dist/bench/texts.js';
@@ -22,6 +28,9 @@ import { RawReliableSession } from './_raw-client.mjs';
 const levelsArg = process.argv.indexOf('--levels');
 const LEVELS = levelsArg >= 0 ? process.argv[levelsArg + 1].split(',').map(Number) : [1, 10, 100, 1000];
 const PER_LEVEL = argInt('streams-per-level', 0);
+const storesArg = process.argv.indexOf('--stores');
+const STORES = storesArg >= 0 ? process.argv[storesArg + 1].split(',') : ['memory'];
+const DATABASE_URL = process.env.VOXPIPE_BENCH_DATABASE_URL ?? process.env.VOXPIPE_TEST_DATABASE_URL;
 const TEXT = BENCH_TEXTS.short;
 const BYTES_PER_AUDIO_S = 24_000 * 2; // tone: 24 kHz mono s16le
 const CLOCK_TICKS_PER_S = 100; // Linux USER_HZ
@@ -46,7 +55,33 @@ function cpuMsOf(pid) {
   }
 }
 
-const { server, config, request } = await startToneBench();
+let server;
+let config;
+let request;
+
+/** `voxpipe serve` arguments for a store, and how to clean up after it. */
+async function storeArgs(store) {
+  if (store === 'memory') return { args: [], cleanup: async () => undefined };
+  if (store === 'pglite') {
+    const dir = mkdtempSync(join(tmpdir(), 'voxpipe-capacity-'));
+    return { args: ['--data', dir], cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  if (store === 'postgres') {
+    if (!DATABASE_URL) throw new Error('--stores postgres needs VOXPIPE_BENCH_DATABASE_URL (or VOXPIPE_TEST_DATABASE_URL)');
+    const schema = `voxpipe_bench_${randomBytes(4).toString('hex')}`;
+    return {
+      args: ['--database', DATABASE_URL, '--database-schema', schema],
+      cleanup: async () => {
+        const { default: pg } = await import('pg');
+        const admin = new pg.Client({ connectionString: DATABASE_URL });
+        await admin.connect();
+        await admin.query(`drop schema if exists ${schema} cascade`);
+        await admin.end();
+      },
+    };
+  }
+  throw new Error(`unknown store ${store} (memory, pglite, postgres)`);
+}
 
 async function oneStream() {
   const s = new RawReliableSession({ wsUrl: config.wsUrl, apiKey: config.apiKey, request });
@@ -108,27 +143,39 @@ const results = {
   bench: 'server-capacity',
   date: new Date().toISOString(),
   machine: machine(),
-  server: 'voxpipe serve --engine tone in a child process (loopback), one process',
+  server: 'voxpipe serve --engine tone in a child process (loopback), one process, on each store in turn',
   client: 'minimal raw ws + @msgpack/msgpack client in one process (bench/_raw-client.mjs), reliable mode, pcm',
   text: { chars: TEXT.length, segments: SEGMENTS.length, audioSeconds: null },
-  baseline: 'the same server at concurrency 1',
-  levels: [],
+  baseline: 'the in-memory server at concurrency 1, same run (each store also against its own concurrency 1)',
+  stores: [],
 };
-await level(Math.min(10, LEVELS[0])); // warm-up, discarded
-for (const c of LEVELS) results.levels.push(await level(c));
-await server.close();
-
-const base = results.levels[0];
-for (const l of results.levels) l.throughputVsConcurrency1 = r(l.streamsPerSecond / base.streamsPerSecond, 2);
-const anyOk = results.levels.find((l) => l.completed > 0);
+for (const store of STORES) {
+  const { args, cleanup } = await storeArgs(store);
+  ({ server, config, request } = await startToneBench({ serveArgs: args }));
+  const run = { store, levels: [] };
+  await level(Math.min(10, LEVELS[0])); // warm-up, discarded
+  for (const c of LEVELS) run.levels.push(await level(c));
+  await server.close();
+  await cleanup();
+  const own = run.levels[0];
+  for (const l of run.levels) l.throughputVsConcurrency1 = r(l.streamsPerSecond / own.streamsPerSecond, 2);
+  results.stores.push(run);
+}
+const memoryRun = results.stores.find((s) => s.store === 'memory') ?? results.stores[0];
+for (const run of results.stores) {
+  for (const [i, l] of run.levels.entries()) l.vsMemory = r(l.streamsPerSecond / memoryRun.levels[i].streamsPerSecond, 2);
+}
+const anyOk = results.stores.flatMap((s) => s.levels).find((l) => l.completed > 0);
 if (anyOk) results.text.audioSeconds = r(anyOk.audioSecondsPerSecond / anyOk.streamsPerSecond, 2);
 const file = writeResults('server-capacity', results);
 
 console.log(`reference server capacity (tone, one process; raw client load from one process), text of ${TEXT.length} characters (${results.text.audioSeconds} s of audio)`);
-console.log('  concurrency  streams/s  audio s/s  vs c=1  TTFA p50   p99  connect p99  server CPU ms/stream  util  errors');
-for (const l of results.levels) {
-  console.log(
-    `  ${String(l.concurrency).padStart(11)}  ${String(l.streamsPerSecond).padStart(9)}  ${String(l.audioSecondsPerSecond).padStart(9)}  ${String(l.throughputVsConcurrency1).padStart(6)}  ${String(l.ttfaMs?.p50 ?? '-').padStart(8)}  ${String(l.ttfaMs?.p99 ?? '-').padStart(5)}  ${String(l.connectMs?.p99 ?? '-').padStart(11)}  ${String(l.serverCpu?.msPerStream ?? '-').padStart(20)}  ${String(l.serverCpu?.utilisation ?? '-').padStart(4)}  ${JSON.stringify(l.errors)}`,
-  );
+console.log('  store     concurrency  streams/s  audio s/s  vs c=1  vs memory  TTFA p50   p99  connect p99  server CPU ms/stream  util  errors');
+for (const run of results.stores) {
+  for (const l of run.levels) {
+    console.log(
+      `  ${run.store.padEnd(8)}  ${String(l.concurrency).padStart(11)}  ${String(l.streamsPerSecond).padStart(9)}  ${String(l.audioSecondsPerSecond).padStart(9)}  ${String(l.throughputVsConcurrency1).padStart(6)}  ${String(l.vsMemory).padStart(9)}  ${String(l.ttfaMs?.p50 ?? '-').padStart(8)}  ${String(l.ttfaMs?.p99 ?? '-').padStart(5)}  ${String(l.connectMs?.p99 ?? '-').padStart(11)}  ${String(l.serverCpu?.msPerStream ?? '-').padStart(20)}  ${String(l.serverCpu?.utilisation ?? '-').padStart(4)}  ${JSON.stringify(l.errors)}`,
+    );
+  }
 }
 console.log(`wrote ${file}`);

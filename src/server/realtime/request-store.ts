@@ -62,9 +62,17 @@ export function resultAvailable(record: RequestRecord): boolean {
 }
 
 /** Bytes of audio kept for the manifest across the request's segments. */
-export function storedAudioBytes(record: RequestRecord): number {
-  return record.segments.reduce((n, s) => n + (s.audio?.length ?? 0), 0);
+export function storedAudioBytes(record: RequestRecord | StoredRecord): number {
+  return record.segments.reduce((n, s: JournalSegment & StoredSegment) => n + (s.audio?.length ?? s.keptAudioBytes ?? 0), 0);
 }
+
+/**
+ * What the store keeps of a segment: its audio goes to the `realtime-audio`
+ * collection, written once, so the record (saved at every step of the
+ * request) stays small for a store that writes it out (SQL).
+ */
+type StoredSegment = Omit<JournalSegment, 'audio'> & { keptAudioBytes?: number };
+type StoredRecord = Omit<RequestRecord, 'segments'> & { segments: StoredSegment[] };
 
 /** Reliable requests of one site, per account. */
 function finished(record: RequestRecord): boolean {
@@ -72,14 +80,16 @@ function finished(record: RequestRecord): boolean {
 }
 
 export class RequestStore {
-  readonly #records: Collection<RequestRecord>;
+  readonly #records: Collection<StoredRecord>;
+  readonly #audio: Collection<Buffer>;
   /** Finished requests by key, oldest first, with the audio bytes each keeps: what retention evicts. */
   readonly #finished = new Map<string, { atMs: number; bytes: number }>();
   #finishedBytes = 0;
 
   /** `now`: the server's clock (`ctx.now`). */
   constructor(store: Store, private readonly site: string, private readonly now: () => Date = () => new Date()) {
-    this.#records = store.collection<RequestRecord>('realtime-requests');
+    this.#records = store.collection<StoredRecord>('realtime-requests');
+    this.#audio = store.collection<Buffer>('realtime-audio');
     // A store that outlived its process: its finished requests age from when they finished.
     const old = [...this.#records.values()].filter((r) => r.site === site && finished(r)).sort((a, b) => a.updatedAt.localeCompare(b.updatedAt));
     for (const r of old) this.#track(this.#key(r.userId, r.requestId), Date.parse(r.updatedAt), storedAudioBytes(r));
@@ -109,8 +119,26 @@ export class RequestStore {
       const expired = nowMs - entry.atMs > REALTIME_TUNING.requestRetentionMs;
       if (!expired && this.#finishedBytes <= REALTIME_TUNING.maxFinishedAudioBytes) break;
       this.#untrack(key);
+      for (const seg of this.#records.get(key)?.segments ?? []) this.#audio.delete(this.#audioKey(key, seg.segmentId));
       this.#records.delete(key);
     }
+  }
+
+  #audioKey(key: string, segmentId: string): string {
+    return JSON.stringify([key, segmentId]);
+  }
+
+  /** The record with its segments' audio, as the server works with it (a copy: change it, then `save`). */
+  #merged(key: string, stored: StoredRecord): RequestRecord {
+    return {
+      ...stored,
+      segments: stored.segments.map((seg: StoredSegment & { audio?: Buffer }) => {
+        const { keptAudioBytes, ...rest } = seg;
+        // (A record kept before the audio moved out holds it inline.)
+        if (rest.audio !== undefined || keptAudioBytes === undefined) return rest;
+        return { ...rest, audio: this.#audio.get(this.#audioKey(key, seg.segmentId)) };
+      }),
+    };
   }
 
   #key(userId: string, requestId: string): string {
@@ -119,7 +147,9 @@ export class RequestStore {
   }
 
   get(userId: string, requestId: string): RequestRecord | undefined {
-    return this.#records.get(this.#key(userId, requestId));
+    const key = this.#key(userId, requestId);
+    const stored = this.#records.get(key);
+    return stored && this.#merged(key, stored);
   }
 
   create(userId: string, requestId: string, request: StartRequest, format: AudioFormat, ownerSessionId: string): RequestRecord {
@@ -143,15 +173,21 @@ export class RequestStore {
 
   /** Records of this site still `running`. */
   running(): RequestRecord[] {
-    return [...this.#records.values()].filter((r) => r.site === this.site && r.state === RequestState.running);
+    return [...this.#records.values()].filter((r) => r.site === this.site && r.state === RequestState.running).map((r) => this.#merged(this.#key(r.userId, r.requestId), r));
   }
 
-  /** Write a changed record back (a no-op in memory; what a shared store needs). */
+  /** Write a changed record back (its audio apart, each segment's once). */
   save(record: RequestRecord): void {
     const nowMs = this.now().getTime();
     record.updatedAt = new Date(nowMs).toISOString();
     const key = this.#key(record.userId, record.requestId);
-    this.#records.set(key, record);
+    const segments: StoredSegment[] = record.segments.map(({ audio, ...seg }) => {
+      if (audio === undefined) return seg;
+      const audioKey = this.#audioKey(key, seg.segmentId);
+      if (this.#audio.get(audioKey) !== audio) this.#audio.set(audioKey, audio);
+      return { ...seg, keptAudioBytes: audio.length };
+    });
+    this.#records.set(key, { ...record, segments });
     if (finished(record)) this.#track(key, nowMs, storedAudioBytes(record));
     else this.#untrack(key);
     this.#sweep(nowMs);

@@ -4,9 +4,11 @@
  *
  * The server's `Store` interface is synchronous, so this is a write-through
  * cache: every record is loaded into memory when the store opens, reads are
- * served from memory, and every `set` and `delete` is written to one table
- * (`entries`: collection, key, JSON value) in order, in the background.
- * `flush()` waits for the writes; `close()` flushes and closes the database.
+ * served from memory, and the changes (`set`, `delete`) are written to one
+ * table (`entries`: collection, key, JSON value) in the background, one
+ * transaction per turn of the event loop with the latest value of each key.
+ * `flush()` waits for the writes (the server waits for it before it answers
+ * a request); `close()` flushes and closes the database.
  * A process killed between a change and its write loses that change (the
  * last few milliseconds); everything written before is there on restart, and
  * the server picks up what the dead process left: realtime requests it was
@@ -29,13 +31,22 @@ export interface SqlDatabase {
   close(): Promise<void>;
 }
 
-/** What goes into the JSON column: Buffers as `{ "$buffer": base64 }`. */
+/**
+ * What goes into the JSON column: Buffers as `{ "$buffer": base64 }`. They
+ * are replaced before JSON.stringify sees them: a replacer would get each
+ * one after `Buffer.toJSON` had turned it into an array of numbers.
+ */
 function encode(value: unknown): string {
-  return JSON.stringify(value, function (this: Record<string, unknown>, key, v: unknown) {
-    const raw = this[key];
-    if (Buffer.isBuffer(raw)) return { $buffer: raw.toString('base64') };
-    return v;
-  });
+  return JSON.stringify(plain(value));
+}
+
+function plain(value: unknown): unknown {
+  if (Buffer.isBuffer(value)) return { $buffer: value.toString('base64') };
+  if (Array.isArray(value)) return value.map(plain);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = plain(v);
+  return out;
 }
 
 function decode(text: string): unknown {
@@ -72,12 +83,25 @@ const SCHEMA = `
     primary key (collection, key)
   );
   create table if not exists schema_version (version integer not null);
+  -- Values are JSON with audio in base64: compressing them (TOAST's default) costs
+  -- more CPU than it saves space (PGlite runs it in the server's own thread).
+  alter table entries alter column value set storage external;
 `;
 const SCHEMA_VERSION = 1;
 
+/** A change waiting to be written: the latest value of a key, or its deletion. */
+interface Change {
+  collection: string;
+  key: string;
+  /** Undefined: deleted. */
+  value: unknown;
+}
+
+type Write = (collection: string, key: string, value: unknown) => void;
+
 class PersistentCollection<T> implements Collection<T> {
   readonly #memory = new MemoryCollection<T>();
-  constructor(private readonly name: string, private readonly write: (sql: string, params: unknown[]) => void) {}
+  constructor(private readonly name: string, private readonly write: Write) {}
 
   load(key: string, value: T): void {
     this.#memory.set(key, value);
@@ -87,11 +111,11 @@ class PersistentCollection<T> implements Collection<T> {
   }
   set(key: string, value: T): void {
     this.#memory.set(key, value);
-    this.write('insert into entries (collection, key, value) values ($1, $2, $3) on conflict (collection, key) do update set value = excluded.value', [this.name, encodeKey(key), encode(value)]);
+    this.write(this.name, key, value);
   }
   delete(key: string): boolean {
     const had = this.#memory.delete(key);
-    if (had) this.write('delete from entries where collection = $1 and key = $2', [this.name, encodeKey(key)]);
+    if (had) this.write(this.name, key, undefined);
     return had;
   }
   values(): IterableIterator<T> {
@@ -107,8 +131,15 @@ export class SqlStore implements Store {
   readonly ledger: PersistentCollection<LedgerEntry>;
   readonly #collections = new Map<string, PersistentCollection<unknown>>();
   readonly #db: SqlDatabase;
-  /** Queues one statement after the ones before it (writes land in the order the changes were made). */
-  readonly #write: (sql: string, params: unknown[]) => void;
+  /**
+   * Changes not yet handed to the database, one per key (the latest wins; a
+   * key keeps the place of its first change, so creation order holds).
+   * They go in one transaction per turn of the event loop: a realtime request
+   * record set once per audio chunk is written once, not once per chunk.
+   */
+  readonly #pending = new Map<string, Change>();
+  #scheduled = false;
+  readonly #write: Write;
   #writes: Promise<void> = Promise.resolve();
   #failed: unknown;
   readonly #release: () => Promise<void>;
@@ -118,10 +149,11 @@ export class SqlStore implements Store {
   protected constructor(db: SqlDatabase, release: () => Promise<void>) {
     this.#db = db;
     this.#release = release;
-    const write = (sql: string, params: unknown[]) => {
-      this.#writes = this.#writes.then(() => this.#db.query(sql, params).then(() => undefined)).catch((err: unknown) => {
-        this.#failed ??= err;
-      });
+    const write: Write = (collection, key, value) => {
+      this.#pending.set(`${collection}\u0001${key}`, { collection, key, value });
+      if (this.#scheduled) return;
+      this.#scheduled = true;
+      setImmediate(() => this.#drain());
     };
     this.#write = write;
     this.accounts = new PersistentCollection<Account>(ACCOUNTS, write);
@@ -135,6 +167,31 @@ export class SqlStore implements Store {
     if (version.length === 0) await this.#db.query('insert into schema_version (version) values ($1)', [SCHEMA_VERSION]);
     const rows = (await this.#db.query('select collection, key, value from entries order by seq')).rows as { collection: string; key: string; value: string }[];
     for (const row of rows) this.#collectionOf(row.collection).load(decodeKey(row.key), decode(row.value));
+  }
+
+  /** Hand the pending changes to the database: one transaction, after the ones before it. */
+  #drain(): void {
+    this.#scheduled = false;
+    if (this.#pending.size === 0) return;
+    const batch = [...this.#pending.values()];
+    this.#pending.clear();
+    this.#writes = this.#writes
+      .then(async () => {
+        await this.#db.query('begin');
+        try {
+          for (const change of batch) {
+            if (change.value === undefined) await this.#db.query('delete from entries where collection = $1 and key = $2', [change.collection, encodeKey(change.key)]);
+            else await this.#db.query('insert into entries (collection, key, value) values ($1, $2, $3) on conflict (collection, key) do update set value = excluded.value', [change.collection, encodeKey(change.key), encode(change.value)]);
+          }
+          await this.#db.query('commit');
+        } catch (err) {
+          await this.#db.query('rollback').catch(() => undefined);
+          throw err;
+        }
+      })
+      .catch((err: unknown) => {
+        this.#failed ??= err;
+      });
   }
 
   #collectionOf(name: string): PersistentCollection<unknown> {
@@ -151,6 +208,7 @@ export class SqlStore implements Store {
 
   /** Wait until every change so far is written; throws the first write error, if any. */
   async flush(): Promise<void> {
+    this.#drain();
     await this.#writes;
     if (this.#failed !== undefined) throw this.#failed;
   }
@@ -158,6 +216,7 @@ export class SqlStore implements Store {
   /** Flush, close the database and let go of the store (once; later calls wait for the first). */
   close(): Promise<void> {
     this.#closed ??= (async () => {
+      this.#drain();
       await this.#writes;
       await this.#db.close();
       await this.#release();
