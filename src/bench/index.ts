@@ -19,7 +19,7 @@ export { runCase } from './probe.js';
 export type { RunSample } from './probe.js';
 export { replayPlayback, DEVICE_BUFFER_MS } from './playback.js';
 export type { Arrival, PlaybackResult } from './playback.js';
-export { DEFAULT_RUNS, DEFAULT_WARMUP, roundOrder, runBench } from './runner.js';
+export { DEFAULT_RUN_TIMEOUT_MS, DEFAULT_RUNS, DEFAULT_WARMUP, roundOrder, runBench } from './runner.js';
 export type { CaseSamples, RunnerOptions, RunnerProgress } from './runner.js';
 export { buildReport, caseReport, machineInfo, REPORT_SCHEMA_VERSION } from './report.js';
 export type { BenchReport, CaseReport, MachineInfo, ReportMeta } from './report.js';

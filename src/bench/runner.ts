@@ -41,7 +41,7 @@ export interface CaseSamples {
 export const DEFAULT_RUNS = 20;
 /** Discarded warm-up runs per case when not given. */
 export const DEFAULT_WARMUP = 3;
-const DEFAULT_RUN_TIMEOUT_MS = 120_000; // 2 min: a long text over async HTTP polls for a while
+export const DEFAULT_RUN_TIMEOUT_MS = 120_000; // 2 min: a long text over async HTTP polls for a while
 
 /** The order of one round: every case once, rotated by `round`. */
 export function roundOrder(n: number, round: number): number[] {

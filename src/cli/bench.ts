@@ -7,12 +7,12 @@
  * standard output only the JSON document with --json.
  */
 import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { AUDIO_FORMATS, type AudioFormat } from '../protocol/audio.js';
 import {
   BENCH_TEXT_NAMES,
   BENCH_TRANSPORTS,
   DEFAULT_BENCH_TRANSPORTS,
+  DEFAULT_RUN_TIMEOUT_MS,
   DEFAULT_RUNS,
   DEFAULT_WARMUP,
   formatTable,
@@ -24,32 +24,48 @@ import {
   type BenchTransport,
   type CaseAxes,
 } from '../bench/index.js';
-import { choice, numberOption, usage, UsageError } from './args.js';
+import { choice, numberOption, UsageError } from './args.js';
+import { Option, type CliCommand } from './command.js';
+import { ENGINE_CHOICES, type EngineChoice } from './say.js';
 import { ExitCode, note, type Io } from './io.js';
 import { openService } from '../service.js';
 
-export const BENCH_USAGE =
-  'voxpipe bench [--runs N (20)] [--warmup N (3)] [--transports realtime-reliable,realtime-simple,sync,compat,async|all] [--formats pcm,wav,mp3,opus|all] [--models ID,...|all] [--voices ID,...|all] [--texts short,medium,long|all] [--concurrency 1,10,100,1000] [--cold|--warm|--both] [--json] [--plot FILE.svg] [--out FILE.json] [--progress] [--engine espeak|tone|auto (embedded server)] [--timeout-ms N (per run, 120000)]';
+interface Options extends AxesArgs {
+  runs: string;
+  warmup: string;
+  json?: boolean;
+  plot?: string;
+  out?: string;
+  progress?: boolean;
+  engine?: EngineChoice;
+  timeoutMs?: string;
+}
 
-const OPTIONS = {
-  runs: { type: 'string' },
-  warmup: { type: 'string' },
-  transports: { type: 'string' },
-  formats: { type: 'string' },
-  models: { type: 'string' },
-  voices: { type: 'string' },
-  texts: { type: 'string' },
-  concurrency: { type: 'string' },
-  cold: { type: 'boolean' },
-  warm: { type: 'boolean' },
-  both: { type: 'boolean' },
-  json: { type: 'boolean' },
-  plot: { type: 'string' },
-  out: { type: 'string' },
-  progress: { type: 'boolean' },
-  engine: { type: 'string' },
-  'timeout-ms': { type: 'string' },
-} as const;
+export const command: CliCommand<Options> = {
+  name: 'bench',
+  summary: 'time to first audio per transport, format, model, voice, text, concurrency, cold and warm (see BENCHMARKS.md)',
+  declare(cmd) {
+    cmd
+      .addOption(new Option('--runs <N>', 'measured runs per case').default(String(DEFAULT_RUNS)))
+      .addOption(new Option('--warmup <N>', 'unmeasured runs first, per case').default(String(DEFAULT_WARMUP)))
+      .addOption(new Option('--transports <LIST>', `comma-separated, of ${BENCH_TRANSPORTS.join(', ')}, or all; default ${DEFAULT_BENCH_TRANSPORTS.join(',')}`))
+      .addOption(new Option('--formats <LIST>', `comma-separated, of ${AUDIO_FORMATS.join(', ')}, or all; default pcm`))
+      .addOption(new Option('--models <LIST>', "model ids, or all; default the deployment's default model"))
+      .addOption(new Option('--voices <LIST>', "voice ids, or all; default the model's first voice"))
+      .addOption(new Option('--texts <LIST>', `comma-separated, of ${BENCH_TEXT_NAMES.join(', ')}, or all; default short`))
+      .addOption(new Option('--concurrency <LIST>', 'streams at once, e.g. 1,10,100; default 1'))
+      .addOption(new Option('--cold', 'only runs on a new connection; default cold and warm'))
+      .addOption(new Option('--warm', 'only runs on a connection already open; default cold and warm'))
+      .addOption(new Option('--both', 'cold and warm (the default)'))
+      .addOption(new Option('--json', 'the report as one JSON line on standard output'))
+      .addOption(new Option('--plot <FILE.svg>', 'an SVG chart of the report; default none'))
+      .addOption(new Option('-o, --out <FILE.json>', 'the report as a JSON file; default none'))
+      .addOption(new Option('--progress', 'a progress bar on standard error; default only on a terminal'))
+      .addOption(new Option('--engine <E>', "the embedded server's speech engine; default auto: espeak when installed, else tone").choices(ENGINE_CHOICES))
+      .addOption(new Option('--timeout-ms <N>', `the longest a run may take; default ${DEFAULT_RUN_TIMEOUT_MS}`));
+  },
+  run: (_args, values, io) => bench(values, io),
+};
 
 /** Most streams a run may open at once. */
 const MAX_CONCURRENCY = 10_000;
@@ -113,13 +129,11 @@ export function axesFromArgs(values: AxesArgs): CaseAxes {
   };
 }
 
-export async function bench(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
-  if (positionals.length > 0) throw new UsageError(`bench takes no positional arguments, got ${JSON.stringify(positionals[0])}`);
+async function bench(values: Options, io: Io): Promise<number> {
   const runs = integers(values.runs, 'runs', 1, 100_000)?.[0] ?? DEFAULT_RUNS;
   const warmup = integers(values.warmup, 'warmup', 0, 100_000)?.[0] ?? DEFAULT_WARMUP;
-  const runTimeoutMs = numberOption(values['timeout-ms'], 'timeout-ms', 1, 3_600_000);
-  const engine = choice(values.engine, 'engine', ['espeak', 'tone', 'auto'] as const);
+  const runTimeoutMs = numberOption(values.timeoutMs, 'timeout-ms', 1, 3_600_000);
+  const engine = values.engine;
   const axes = axesFromArgs(values);
   const transports: readonly BenchTransport[] = axes.transports;
 

@@ -8,35 +8,57 @@
  * before the process exits, so `jobs download` in the next command finds it
  * (with `--ephemeral`: `create --wait --out FILE`).
  */
-import { parseArgs } from 'node:util';
 import { createClient, type VoxpipeClient } from '../http/index.js';
 import type { TtsJob } from '../http/resources/jobs.js';
 import type { JobEvent } from '../http/job-handle.js';
-import { AUDIO_FORMATS } from '../protocol/audio.js';
+import { AUDIO_FORMATS, type AudioFormat } from '../protocol/audio.js';
 import { DEFAULT_MODEL } from '../protocol/constants.js';
 import { defaultVoice } from '../speech.js';
-import { choice, numberOption, usage, UsageError } from './args.js';
+import { numberOption, UsageError } from './args.js';
+import { intervalOption, jsonOption, Option, type CliCommand } from './command.js';
 import { ExitCode, note, type Io } from './io.js';
 import { checkOutPath } from './out-path.js';
 import { formatOfPath, writeAudioOut } from './audio-out.js';
 import { openService } from './service.js';
 
-export const JOBS_USAGE =
-  'voxpipe jobs create TEXT [--voice ID] [--model ID] [--format F] [--speed N] [--wait] [--out FILE] [--json] | get ID | list [--status S] [--limit N] [--page N] | wait ID | download ID --out FILE';
+interface Options {
+  voice?: string;
+  model?: string;
+  format?: AudioFormat;
+  speed?: string;
+  wait?: boolean;
+  out?: string;
+  json?: boolean;
+  status?: string;
+  limit?: string;
+  page?: string;
+  intervalMs?: string;
+}
 
-const OPTIONS = {
-  voice: { type: 'string' },
-  model: { type: 'string' },
-  format: { type: 'string' },
-  speed: { type: 'string' },
-  wait: { type: 'boolean' },
-  out: { type: 'string', short: 'o' },
-  json: { type: 'boolean' },
-  status: { type: 'string' },
-  limit: { type: 'string' },
-  page: { type: 'string' },
-  'interval-ms': { type: 'string' },
-} as const;
+const ACTIONS = ['create', 'get', 'list', 'wait', 'download'] as const;
+
+export const command: CliCommand<Options> = {
+  name: 'jobs',
+  summary: 'asynchronous TTS jobs: create, get, list, wait, download',
+  declare(cmd) {
+    cmd
+      .usage('create TEXT [options] | get ID | list [options] | wait ID | download ID --out FILE')
+      .argument('<ACTION>', 'create TEXT: an asynchronous TTS job; get ID, wait ID: one job (wait polls until it ends, 3 s growing to 5 s); list: jobs, newest first; download ID: the audio of a finished job')
+      .argument('[ARGS...]', "the action's arguments")
+      .addOption(new Option('--voice <ID>', "create: default the deployment's default voice"))
+      .addOption(new Option('--model <ID>', `create: default ${DEFAULT_MODEL}`))
+      .addOption(new Option('--format <F>', "create: default from the --out extension, else the service's").choices(AUDIO_FORMATS))
+      .addOption(new Option('--speed <N>', "create: 0.5 to 2; default the service's (1)"))
+      .addOption(new Option('--wait', 'create: wait for the job to end; default off'))
+      .addOption(new Option('-o, --out <FILE>', 'create, download: write the audio there (converted to what the extension says)'))
+      .addOption(new Option('--status <S>', 'list: only jobs in this state; default all'))
+      .addOption(new Option('--limit <N>', "list: 1 to 100; default the service's"))
+      .addOption(new Option('--page <N>', 'list: from 1; default 1'))
+      .addOption(jsonOption())
+      .addOption(intervalOption());
+  },
+  run,
+};
 
 /** The fields of a job a person or a script wants to see. */
 function view(job: TtsJob): Record<string, unknown> {
@@ -58,10 +80,10 @@ function progress(io: Io): ((e: JobEvent<TtsJob>) => void) | undefined {
   return (e) => io.stderr.write(`\rvoxpipe: job ${e.task.id} ${e.task.status}   `);
 }
 
-export async function jobs(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
+async function run(positionals: string[], values: Options, io: Io): Promise<number> {
   const [action, ...rest] = positionals;
-  const intervalMs = numberOption(values['interval-ms'], 'interval-ms', 10, 60_000);
+  if (!(ACTIONS as readonly (string | undefined)[]).includes(action)) throw new UsageError(`jobs needs one of ${ACTIONS.join(', ')} (got ${JSON.stringify(action ?? '')})`);
+  const intervalMs = numberOption(values.intervalMs, 'interval-ms', 10, 60_000);
   const poll = { ...(intervalMs !== undefined && { intervalMs, maxIntervalMs: Math.max(intervalMs, 5_000) }), onProgress: progress(io) };
   const print = (value: unknown) => io.stdout.write(`${values.json ? JSON.stringify(value) : JSON.stringify(value, null, 2)}\n`);
   // Before any request: no job is paid for that cannot be written.
@@ -79,7 +101,7 @@ export async function jobs(argv: string[], io: Io): Promise<number> {
         const text = rest.join(' ');
         if (!text.trim()) throw new UsageError('jobs create needs TEXT');
         const model = values.model ?? DEFAULT_MODEL;
-        const format = choice(values.format, 'format', AUDIO_FORMATS) ?? formatOfPath(values.out);
+        const format = values.format ?? formatOfPath(values.out);
         const speed = numberOption(values.speed, 'speed', 0.5, 2);
         const voiceId = values.voice ?? (await defaultVoice(service.config, model));
         const { job, recovered } = await client.jobs.createOrRecover({ text, voiceId, modelId: model, ...(format && { format }), ...(speed !== undefined && { speed }) });
@@ -110,7 +132,7 @@ export async function jobs(argv: string[], io: Io): Promise<number> {
         return ExitCode.ok;
       }
       default:
-        throw new UsageError(`jobs needs one of create, get, list, wait, download (got ${JSON.stringify(action ?? '')})`);
+        throw new UsageError(`jobs needs one of ${ACTIONS.join(', ')} (got ${JSON.stringify(action ?? '')})`);
     }
   } finally {
     await service.close();

@@ -11,33 +11,67 @@ import { rm, stat } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { parseArgs } from 'node:util';
 import { UnavailableError } from '../errors.js';
 import { AUDIO_FORMATS, type AudioFormat } from '../protocol/audio.js';
+import { DEFAULT_MODEL } from '../protocol/constants.js';
 import type { Writable } from 'node:stream';
 import { openFileSink, openPlaybackSink, StdoutSink, type Sink } from '../sinks/index.js';
 import { createSpeechStream, TRANSPORT_CHOICES, type SpeechOptions } from '../speech.js';
 import type { SpeechStream } from '../stream/speech-stream.js';
-import { choice, numberOption, usage, UsageError } from './args.js';
+import { numberOption, UsageError } from './args.js';
+import { Option, type CliCommand, type Command } from './command.js';
 import { ExitCode, note, type Io } from './io.js';
 import { checkOutPath } from './out-path.js';
 import { openService } from './service.js';
 
-export const SAY_USAGE =
-  'voxpipe say [TEXT] [--out FILE|-] [--format pcm|wav|mp3|opus] [--voice ID] [--model ID] [--speed N] [--transport auto|realtime|sync|async|compat] [--mode simple|reliable] [--json]';
-export const SPEAK_USAGE = 'voxpipe speak [same options as say]   (reads standard input incrementally: llm | voxpipe speak)';
+interface Options {
+  out?: string;
+  format: AudioFormat;
+  voice?: string;
+  model?: string;
+  speed?: string;
+  transport: (typeof TRANSPORT_CHOICES)[number];
+  mode: 'simple' | 'reliable';
+  json?: boolean;
+  engine?: EngineChoice;
+}
 
-const OPTIONS = {
-  out: { type: 'string', short: 'o' },
-  format: { type: 'string', short: 'f' },
-  voice: { type: 'string' },
-  model: { type: 'string' },
-  speed: { type: 'string' },
-  transport: { type: 'string' },
-  mode: { type: 'string' },
-  json: { type: 'boolean' },
-  engine: { type: 'string' },
-} as const;
+/** The embedded server's speech engines (`auto`: espeak when installed, else tone). */
+export const ENGINE_CHOICES = ['espeak', 'tone', 'auto'] as const;
+export type EngineChoice = (typeof ENGINE_CHOICES)[number];
+
+/** The options of say and speak. */
+function declareSpeechOptions(cmd: Command): void {
+  cmd
+    .addOption(
+      new Option('-o, --out <FILE|->', 'a file (its extension picks the container: .wav, .pcm, .mp3, .opus/.ogg; others such as .flac through ffmpeg) or - for standard output; default: play on the speakers (no audio device: a WAV file, and a note says where)'),
+    )
+    .addOption(new Option('-f, --format <F>', 'what the service sends').choices(AUDIO_FORMATS).default('pcm'))
+    .addOption(new Option('--voice <ID>', "default: the deployment's default voice for the model"))
+    .addOption(new Option('--model <ID>', `default: the deployment's default model, else ${DEFAULT_MODEL}`))
+    .addOption(new Option('--speed <N>', "0.5 to 2; default the service's (1)"))
+    .addOption(new Option('--transport <T>', 'realtime, failing over to sync HTTP with auto').choices(TRANSPORT_CHOICES).default('auto'))
+    .addOption(new Option('--mode <M>', 'realtime mode').choices(['simple', 'reliable']).default('reliable'))
+    .addOption(new Option('--json', 'one JSON summary line on standard output (with --out FILE)'))
+    .addOption(new Option('--engine <E>', "the embedded server's speech engine").choices(ENGINE_CHOICES).hideHelp());
+}
+
+export const sayCommand: CliCommand<Options> = {
+  name: 'say',
+  summary: 'speak a text (an argument or standard input) to the speakers or a file',
+  declare(cmd) {
+    cmd.argument('[TEXT...]', 'what to say; without it, standard input is read');
+    declareSpeechOptions(cmd);
+  },
+  run: (args, values, io) => run(args, values, io, false),
+};
+
+export const speakCommand: CliCommand<Options> = {
+  name: 'speak',
+  summary: 'speak standard input as it arrives, each sentence as soon as it is complete (llm | voxpipe speak)',
+  declare: declareSpeechOptions,
+  run: (args, values, io) => run(args, values, io, true),
+};
 
 /** The `--json` summary line of say/speak (DESIGN.md contract). */
 export interface SayJson {
@@ -83,13 +117,9 @@ async function openSink(speech: SpeechStream, out: string | undefined, io: Io): 
   }
 }
 
-async function run(argv: string[], io: Io, incremental: boolean): Promise<number> {
-  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
-  const format = choice(values.format, 'format', AUDIO_FORMATS) ?? 'pcm';
-  const transport = choice(values.transport, 'transport', TRANSPORT_CHOICES) ?? 'auto';
-  const mode = choice(values.mode, 'mode', ['simple', 'reliable'] as const) ?? 'reliable';
+async function run(positionals: string[], values: Options, io: Io, incremental: boolean): Promise<number> {
+  const { format, transport, mode, engine } = values;
   const speed = numberOption(values.speed, 'speed', 0.5, 2);
-  const engine = choice(values.engine, 'engine', ['espeak', 'tone', 'auto'] as const);
 
   let text: string | undefined;
   if (!incremental) {
@@ -177,6 +207,3 @@ async function run(argv: string[], io: Io, incremental: boolean): Promise<number
 function round(ms: number): number {
   return Math.round(ms * 100) / 100;
 }
-
-export const say = (argv: string[], io: Io): Promise<number> => run(argv, io, false);
-export const speak = (argv: string[], io: Io): Promise<number> => run(argv, io, true);

@@ -8,12 +8,49 @@ import { readFile } from 'node:fs/promises';
 import { DIALECTS } from '../server/dialect.js';
 import { startServer, type AccountSeed } from '../server/index.js';
 import type { FaultPlan } from '../server/faults.js';
-import { parseArgs } from 'node:util';
 import type { SqlStore } from '../server/store/sql.js';
-import { choice, numberOption, usage, UsageError } from './args.js';
+import { choice, numberOption, UsageError } from './args.js';
+import { Option, type CliCommand } from './command.js';
+import { ENGINE_CHOICES, type EngineChoice } from './say.js';
 import { ExitCode, note, type Io } from './io.js';
 
-export const SERVE_USAGE = 'voxpipe serve [--host H] [--port P|0] [--engine espeak|tone|auto] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit REQUESTS_PER_SECOND] [--dialect reference|alt|minimal] [--demo] [--data DIR | --database URL [--database-schema NAME]]';
+interface Options {
+  host?: string;
+  port?: string;
+  engine?: EngineChoice;
+  accounts?: string;
+  faults?: string;
+  allowPrivateUrls?: boolean;
+  rateLimit?: string;
+  dialect?: string;
+  demo?: boolean;
+  data?: string;
+  database?: string;
+  databaseSchema?: string;
+  /** The global option: in memory, which serve is unless --data or --database. */
+  ephemeral?: boolean;
+}
+
+export const command: CliCommand<Options> = {
+  name: 'serve',
+  summary: 'run the reference server (one JSON "listening" line on standard output when ready)',
+  declare(cmd) {
+    cmd
+      .addOption(new Option('--host <H>', 'the address to listen on').default('127.0.0.1'))
+      .addOption(new Option('--port <P>', 'a port, or 0 for a free one (the listening line says which)').default('0'))
+      .addOption(new Option('--engine <E>', 'espeak when installed, else tone, with auto').choices(ENGINE_CHOICES).default('auto'))
+      .addOption(new Option('--accounts <FILE>', 'a JSON array of { apiKey, userId, credits?, apiQuota? }; default one account with VOXPIPE_API_KEY, else sk-local-dev'))
+      .addOption(new Option('--faults <JSON>', 'fault injection (FaultPlan), e.g. {"realtimeClose":{"afterAudioFrames":5,"code":1012}}; default none'))
+      .addOption(new Option('--allow-private-urls', 'accept loopback and private URLs as task inputs; default off'))
+      .addOption(new Option('--rate-limit <REQUESTS_PER_SECOND>', 'per account; default none'))
+      .addOption(new Option('--dialect <D>', 'how the points the spec leaves open are taken; default VOXPIPE_DIALECT, else reference').choices(DIALECTS))
+      .addOption(new Option('--demo', 'serve the browser demo at /demo; default off'))
+      .addOption(new Option('--data <DIR>', 'keep accounts, voices, jobs, requests and the ledger in a PGlite database there, across restarts (one process per directory); default in memory').conflicts('database'))
+      .addOption(new Option('--database <URL>', 'keep them in a PostgreSQL database instead (postgres://user:password@host:port/db; default VOXPIPE_DATABASE_URL); one server process per store'))
+      .addOption(new Option('--database-schema <NAME>', 'the database schema the tables live in, created if missing; default public'));
+  },
+  run: (_args, values, io) => serve(values, io),
+};
 
 async function loadAccounts(path: string): Promise<AccountSeed[]> {
   let parsed: unknown;
@@ -42,30 +79,10 @@ async function openStore(dataDir: string | undefined, databaseUrl: string | unde
   return PostgresStore.open(databaseUrl, { ...(schema !== undefined && { schema }), onError: (err) => note(io, `database connection failed: ${err instanceof Error ? err.message : String(err)}; changes from now on are not kept`) });
 }
 
-export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter = process): Promise<number> {
-  const { values } = usage(() =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        engine: { type: 'string' },
-        accounts: { type: 'string' },
-        faults: { type: 'string' },
-        'allow-private-urls': { type: 'boolean' },
-        'rate-limit': { type: 'string' },
-        dialect: { type: 'string' },
-        demo: { type: 'boolean' },
-        data: { type: 'string' },
-        database: { type: 'string' },
-        'database-schema': { type: 'string' },
-      },
-    }),
-  );
+async function serve(values: Options, io: Io, signals: NodeJS.EventEmitter = process): Promise<number> {
   const port = numberOption(values.port, 'port', 0, 65_535);
-  const rateLimit = numberOption(values['rate-limit'], 'rate-limit', 0.01, 1_000_000);
-  const engine = choice(values.engine, 'engine', ['espeak', 'tone', 'auto'] as const);
+  const rateLimit = numberOption(values.rateLimit, 'rate-limit', 0.01, 1_000_000);
+  const engine = values.engine;
   // Where the spec leaves a point open, the dialect takes it one way (src/server/dialect.ts); default VOXPIPE_DIALECT, else reference.
   const dialect = choice(values.dialect ?? (io.env['VOXPIPE_DIALECT'] || undefined), 'dialect', DIALECTS);
   let faults: FaultPlan | undefined;
@@ -76,7 +93,10 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
       throw new UsageError('--faults must be a JSON object (see FaultPlan)');
     }
   }
-  const store = await openStore(values.data, values.database ?? (io.env['VOXPIPE_DATABASE_URL'] || undefined), values['database-schema'], io);
+  // --ephemeral (a global option): in memory, which serve is unless told where to keep its state.
+  if (values.ephemeral && (values.data !== undefined || values.database !== undefined)) throw new UsageError('--ephemeral keeps nothing; it cannot be combined with --data or --database');
+  const databaseUrl = values.database ?? (values.ephemeral ? undefined : io.env['VOXPIPE_DATABASE_URL'] || undefined);
+  const store = await openStore(values.data, databaseUrl, values.databaseSchema, io);
   const server = await startServer({
     ...(store && { store }),
     ...(values.host !== undefined && { host: values.host }),
@@ -84,7 +104,7 @@ export async function serve(argv: string[], io: Io, signals: NodeJS.EventEmitter
     ...(engine !== undefined && { engine }),
     ...(values.accounts !== undefined && { accounts: await loadAccounts(values.accounts) }),
     ...(faults !== undefined && { faults }),
-    ...(values['allow-private-urls'] && { allowPrivateUrls: true }),
+    ...(values.allowPrivateUrls && { allowPrivateUrls: true }),
     ...(rateLimit !== undefined && { rateLimit: { requestsPerSecond: rateLimit } }),
     ...(dialect !== undefined && { dialect }),
     ...(values.demo && { demo: true }),

@@ -2,30 +2,15 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/cli/args.js';
-import { run as image } from '../../src/cli/commands/image.js';
-import { run as lipsync } from '../../src/cli/commands/lipsync.js';
-import { run as transcribe } from '../../src/cli/commands/transcribe.js';
-import { run as video } from '../../src/cli/commands/video.js';
-import { errorLine, ExitCode, type Io } from '../../src/cli/io.js';
-import { VoxpipeError } from '../../src/errors.js';
+import { ExitCode, type Io } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
 import { decodePng, encodePng } from '../../src/server/media/png.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { fakeIo } from '../helpers/fake-io.js';
 import { correlation, decodeAudioTrack, envelope, ffprobe, HAS_FFMPEG, HAS_RECOGNIZER, silenceWav, startInputServer, testVideo, toneWav, type InputServer } from '../server/media/helpers.js';
 
-type Command = (argv: string[], io: Io) => Promise<number>;
-
-/** Run a command as `main` does: errors become one stderr line and an exit code. */
-async function cli(command: Command, argv: string[], io: Io): Promise<number> {
-  try {
-    return await command(argv, io);
-  } catch (err) {
-    io.stderr.write(`${errorLine(err)}\n`);
-    if (err instanceof UsageError) return ExitCode.usage;
-    return err instanceof VoxpipeError ? ExitCode.error : ExitCode.internal;
-  }
-}
+/** Run a subcommand through the CLI's parser, as `voxpipe NAME ...argv` does: errors become one stderr line and an exit code. */
+const cli = (name: string, argv: string[], io: Io): Promise<number> => main([name, ...argv], io);
 
 let dir: string;
 const path = (name: string) => join(dir, name);
@@ -46,7 +31,7 @@ afterAll(async () => {
 describe.skipIf(!HAS_FFMPEG)('voxpipe lipsync on the embedded default (needs ffmpeg)', () => {
   it('syncs a local image and a local audio file into an MP4 that carries the audio track', async () => {
     const io = fakeIo(EMBEDDED);
-    expect(await cli(lipsync, ['--audio', path('voice.wav'), '--image', path('face.png'), '--out', path('out-image.mp4'), '--json'], io)).toBe(0);
+    expect(await cli('lipsync', ['--audio', path('voice.wav'), '--image', path('face.png'), '--out', path('out-image.mp4'), '--json'], io)).toBe(0);
     const lines = io.out().trim().split('\n');
     expect(lines).toHaveLength(1);
     const summary = JSON.parse(lines[0]!) as { id: string; status: string; file: string; bytes: number; contentType: string; creditsCharged: number };
@@ -63,7 +48,7 @@ describe.skipIf(!HAS_FFMPEG)('voxpipe lipsync on the embedded default (needs ffm
 
   it('syncs a local video, writes the MP4 to standard output with --out -, and notes nothing on stdout', async () => {
     const io = fakeIo(EMBEDDED);
-    expect(await cli(lipsync, ['--audio', path('voice.wav'), '--video', path('face.mp4'), '--duration', '1', '--out', '-'], io)).toBe(0);
+    expect(await cli('lipsync', ['--audio', path('voice.wav'), '--video', path('face.mp4'), '--duration', '1', '--out', '-'], io)).toBe(0);
     const probe = ffprobe(io.outBytes());
     expect(probe.streams.map((s) => s.codec_type).sort()).toEqual(['audio', 'video']);
     expect(Number(probe.format.duration)).toBeCloseTo(1, 0);
@@ -71,16 +56,16 @@ describe.skipIf(!HAS_FFMPEG)('voxpipe lipsync on the embedded default (needs ffm
 
   it('fails with one stderr line naming the code: 422 for an audio file without audio, usage errors for bad arguments', async () => {
     const bad = fakeIo(EMBEDDED);
-    expect(await cli(lipsync, ['--audio', path('face.png'), '--image', path('face.png')], bad)).toBe(ExitCode.error);
+    expect(await cli('lipsync', ['--audio', path('face.png'), '--image', path('face.png')], bad)).toBe(ExitCode.error);
     expect(bad.err().trim().split('\n').at(-1)).toMatch(/^voxpipe: error unprocessable_media: audioUrl holds no audio track/);
     expect(bad.out()).toBe('');
     for (const argv of [['--image', path('face.png')], ['--audio', path('voice.wav')], ['--audio', 'a.wav', '--video', 'v.mp4', '--image', 'i.png'], ['--audio', path('voice.wav'), '--image', path('face.png'), '--json', '--out', '-']]) {
       const io = fakeIo(EMBEDDED);
-      expect(await cli(lipsync, argv, io), argv.join(' ')).toBe(ExitCode.usage);
+      expect(await cli('lipsync', argv, io), argv.join(' ')).toBe(ExitCode.usage);
       expect(io.err()).toMatch(/^voxpipe: error invalid_arguments: /);
     }
     const missing = fakeIo(EMBEDDED);
-    expect(await cli(lipsync, ['--audio', path('nope.wav'), '--image', path('face.png')], missing)).toBe(ExitCode.usage);
+    expect(await cli('lipsync', ['--audio', path('nope.wav'), '--image', path('face.png')], missing)).toBe(ExitCode.usage);
     expect(missing.err()).toMatch(/--audio: cannot read .*nope\.wav: ENOENT/);
   });
 });
@@ -88,27 +73,27 @@ describe.skipIf(!HAS_FFMPEG)('voxpipe lipsync on the embedded default (needs ffm
 describe('voxpipe image and video on the embedded default', () => {
   it('writes a PNG derived from the prompt and prints one JSON line', async () => {
     const io = fakeIo(EMBEDDED);
-    expect(await cli(image, ['a', 'green', 'forest', '--aspect-ratio', '16:9', '--out', path('forest.png'), '--json'], io)).toBe(0);
+    expect(await cli('image', ['a', 'green', 'forest', '--aspect-ratio', '16:9', '--out', path('forest.png'), '--json'], io)).toBe(0);
     const summary = JSON.parse(io.out()) as { status: string; model: string; file: string; resultUrl: string };
     expect(summary).toMatchObject({ status: 'succeeded', model: 'svc-image-v1', file: path('forest.png') });
     expect(summary.resultUrl).toMatch(/\/api\/open\/media\/files\//);
     const png = decodePng(await readFile(path('forest.png')));
     expect([png.width, png.height]).toEqual([1024, 576]);
     const edit = fakeIo(EMBEDDED);
-    expect(await cli(image, ['soft', 'light', '--edit', path('face.png'), '--out', '-'], edit)).toBe(0);
+    expect(await cli('image', ['soft', 'light', '--edit', path('face.png'), '--out', '-'], edit)).toBe(0);
     expect(decodePng(edit.outBytes()).width).toBe(1024);
     expect(edit.err()).not.toMatch(/wrote/);
   });
 
   it('answers a usage error without a prompt', async () => {
     const io = fakeIo(EMBEDDED);
-    expect(await cli(image, [], io)).toBe(ExitCode.usage);
-    expect(io.err()).toMatch(/^voxpipe: error invalid_arguments: image needs a PROMPT/);
+    expect(await cli('image', [], io)).toBe(ExitCode.usage);
+    expect(io.err()).toMatch(/^voxpipe: error invalid_arguments: missing required argument 'PROMPT'/);
   });
 
   it.skipIf(!HAS_FFMPEG)('writes an MP4 video of the asked size (needs ffmpeg)', async () => {
     const io = fakeIo(EMBEDDED);
-    expect(await cli(video, ['waves', '--seconds', '1', '--size', '64x36', '--start-frame', path('face.png'), '--out', path('waves.mp4')], io)).toBe(0);
+    expect(await cli('video', ['waves', '--seconds', '1', '--size', '64x36', '--start-frame', path('face.png'), '--out', path('waves.mp4')], io)).toBe(0);
     expect(io.out()).toBe('');
     expect(io.err()).toMatch(/wrote video \(\d+ bytes\) to .*waves\.mp4/);
     expect(ffprobe(await readFile(path('waves.mp4'))).streams[0]).toMatchObject({ codec_type: 'video', width: 64, height: 36 });
@@ -118,7 +103,7 @@ describe('voxpipe image and video on the embedded default', () => {
 describe('voxpipe transcribe', () => {
   it.skipIf(!HAS_RECOGNIZER)('prints an empty transcript for a local silent file on the embedded default (needs pocketsphinx)', async () => {
     const io = fakeIo(EMBEDDED);
-    expect(await cli(transcribe, [path('silence.wav'), '--json'], io)).toBe(0);
+    expect(await cli('transcribe', [path('silence.wav'), '--json'], io)).toBe(0);
     expect(JSON.parse(io.out())).toMatchObject({ status: 'succeeded', model: 'svc-asr-v1', transcript: '', durationSeconds: 1, creditsCharged: 1 });
   });
 
@@ -138,15 +123,15 @@ describe('voxpipe transcribe', () => {
 
     it.skipIf(!HAS_RECOGNIZER)('names the 400 of a service that fetches public URLs only (needs pocketsphinx)', async () => {
       const io = fakeIo(env());
-      expect(await cli(transcribe, [path('silence.wav')], io)).toBe(ExitCode.error);
+      expect(await cli('transcribe', [path('silence.wav')], io)).toBe(ExitCode.error);
       expect(io.err()).toMatch(/^voxpipe: error invalid_request: audioUrl .*public URLs only/);
       expect(io.err()).not.toContain(KEY);
     });
 
     it('answers a usage error for a missing argument', async () => {
       const io = fakeIo(env());
-      expect(await cli(transcribe, [], io)).toBe(ExitCode.usage);
-      expect(io.err()).toMatch(/transcribe needs one AUDIO_URL or FILE/);
+      expect(await cli('transcribe', [], io)).toBe(ExitCode.usage);
+      expect(io.err()).toMatch(/missing required argument 'AUDIO_URL\|FILE'/);
     });
   });
 });

@@ -9,36 +9,52 @@
  * `--ephemeral`). Resending `create` or `save` with the same
  * `--idempotency-key` replays the first result without a second charge.
  */
-import { parseArgs } from 'node:util';
 import { createClient, type VoxpipeClient } from '../../http/index.js';
-import { choice, usage, UsageError } from '../args.js';
+import { UsageError } from '../args.js';
+import { jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, note, type Io } from '../io.js';
 import { openService } from '../service.js';
 import { writeAudioOut } from '../audio-out.js';
 import { checkOutPath } from '../out-path.js';
 
-export const USAGE =
-  'voxpipe design create PROMPT [--preview-text T] [--provider ID]... [--idempotency-key K] [--json] | preview DESIGN_ID CANDIDATE_ID --out FILE|- [--format wav|mp3] | save DESIGN_ID CANDIDATE_ID --name N [--idempotency-key K] [--json]';
 
 /** Spoken by the previews when --preview-text is not given. */
 export const DEFAULT_PREVIEW_TEXT = 'Hello! This is a preview of the voice you designed.';
 
-const OPTIONS = {
-  json: { type: 'boolean' },
-  'preview-text': { type: 'string' },
-  provider: { type: 'string', multiple: true },
-  'idempotency-key': { type: 'string' },
-  out: { type: 'string', short: 'o' },
-  format: { type: 'string' },
-  name: { type: 'string' },
-} as const;
-
-function formatOf(format: string | undefined, out: string): 'wav' | 'mp3' {
-  return choice(format, 'format', ['wav', 'mp3'] as const) ?? (out.toLowerCase().endsWith('.mp3') ? 'mp3' : 'wav');
+interface Options {
+  json?: boolean;
+  previewText?: string;
+  provider?: string[];
+  idempotencyKey?: string;
+  out?: string;
+  format?: 'wav' | 'mp3';
+  name?: string;
 }
 
-export async function run(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
+export const command: CliCommand<Options> = {
+  name: 'design',
+  summary: 'design a voice from a description: create, preview, save',
+  declare(cmd) {
+    cmd
+      .usage('create PROMPT [options] | preview DESIGN_ID CANDIDATE_ID --out FILE|- [--format wav|mp3] | save DESIGN_ID CANDIDATE_ID --name N [options]')
+      .argument('<ACTION>', "create PROMPT: voice candidates from a description; preview DESIGN_ID CANDIDATE_ID: a candidate's preview; save DESIGN_ID CANDIDATE_ID: keep a candidate as a personal voice")
+      .argument('[ARGS...]', "the action's arguments")
+      .addOption(new Option('--preview-text <T>', `create: what the previews say; default ${JSON.stringify(DEFAULT_PREVIEW_TEXT)}`))
+      .addOption(new Option('--provider <ID>', "create: repeatable; default the service's").argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]))
+      .addOption(new Option('--idempotency-key <K>', 'create, save: resending with the same key replays the first result; default none'))
+      .addOption(new Option('-o, --out <FILE|->', 'preview: where the audio goes (converted to what the extension says)'))
+      .addOption(new Option('--format <F>', 'preview: default from the --out extension, else wav').choices(['wav', 'mp3']))
+      .addOption(new Option('--name <N>', 'save: the voice\'s name'))
+      .addOption(jsonOption());
+  },
+  run,
+};
+
+function formatOf(format: 'wav' | 'mp3' | undefined, out: string): 'wav' | 'mp3' {
+  return format ?? (out.toLowerCase().endsWith('.mp3') ? 'mp3' : 'wav');
+}
+
+async function run(positionals: string[], values: Options, io: Io): Promise<number> {
   const [action, ...rest] = positionals;
   if (action === 'create' && rest.join(' ').trim() === '') throw new UsageError('design create needs PROMPT');
   if ((action === 'preview' || action === 'save') && rest.length !== 2) throw new UsageError(`design ${action} needs DESIGN_ID and CANDIDATE_ID`);
@@ -54,9 +70,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
     if (action === 'create') {
       const design = await client.voiceDesigns.create({
         prompt: rest.join(' '),
-        previewText: values['preview-text'] ?? DEFAULT_PREVIEW_TEXT,
+        previewText: values.previewText ?? DEFAULT_PREVIEW_TEXT,
         ...(values.provider && { providers: values.provider }),
-        ...(values['idempotency-key'] !== undefined && { idempotencyKey: values['idempotency-key'] }),
+        ...(values.idempotencyKey !== undefined && { idempotencyKey: values.idempotencyKey }),
       });
       if (service.embedded && service.dataDir === undefined) note(io, 'this design lives in this invocation\'s in-memory server only (--ephemeral); without it, or with VOXPIPE_BASE_URL, you can preview and save it later');
       print({ ...design.raw, idempotencyKey: design.idempotencyKey });
@@ -75,7 +91,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     const saved = await client.voiceDesigns.save(designId, {
       candidateId,
       name: values.name!,
-      ...(values['idempotency-key'] !== undefined && { idempotencyKey: values['idempotency-key'] }),
+      ...(values.idempotencyKey !== undefined && { idempotencyKey: values.idempotencyKey }),
     });
     if (values.json) print({ ...saved.raw, idempotencyKey: saved.idempotencyKey });
     else {

@@ -7,31 +7,44 @@
  * current directory). `--edit` edits a picture (URL or local file).
  * `--json` prints one JSON line on standard output.
  */
-import { parseArgs } from 'node:util';
 import type { MediaTask } from '../../http/resources/media.js';
-import { usage, UsageError } from '../args.js';
+import { UsageError } from '../args.js';
+import { intervalOption, jsonOption, mediaOutOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, type Io } from '../io.js';
 import { openService } from '../service.js';
 import { checkOutput, clientOf, defaultModelOf, LocalFiles, mediaSummary, noteWritten, pollOptionsOf, writeResult } from './media-shared.js';
 
-export const USAGE = 'voxpipe image PROMPT [--model M] [--aspect-ratio W:H] [--edit IMAGE_URL|FILE] [--out FILE|-] [--json]';
+interface Options {
+  model?: string;
+  aspectRatio?: string;
+  edit?: string;
+  out?: string;
+  json?: boolean;
+  intervalMs?: string;
+}
 
-const OPTIONS = {
-  model: { type: 'string' },
-  'aspect-ratio': { type: 'string' },
-  edit: { type: 'string' },
-  out: { type: 'string', short: 'o' },
-  json: { type: 'boolean' },
-  'interval-ms': { type: 'string' },
-} as const;
+export const command: CliCommand<Options> = {
+  name: 'image',
+  summary: 'an image from a prompt (or an edited picture)',
+  declare(cmd) {
+    cmd
+      .argument('<PROMPT...>', 'what to draw')
+      .addOption(new Option('--model <M>', "default: the catalog's default"))
+      .addOption(new Option('--aspect-ratio <W:H>', "default the model's"))
+      .addOption(new Option('--edit <IMAGE_URL|FILE>', 'edit this picture instead; default none'))
+      .addOption(mediaOutOption('.png'))
+      .addOption(jsonOption())
+      .addOption(intervalOption());
+  },
+  run,
+};
 
 /** Used when the service lists no image model. */
 const FALLBACK_MODEL = 'svc-image-v1';
 
-export async function run(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
+async function run(positionals: string[], values: Options, io: Io): Promise<number> {
   const prompt = positionals.join(' ').trim();
-  if (!prompt) throw new UsageError(`image needs a PROMPT\n  ${USAGE}`);
+  if (!prompt) throw new UsageError('image needs a PROMPT that is not blank');
   await checkOutput(values, ['.png']); // the service returns PNG
   const service = await openService(io);
   const files = new LocalFiles(service.config.baseUrl);
@@ -42,10 +55,10 @@ export async function run(argv: string[], io: Io): Promise<number> {
     const handle = await client.images.jobs.submit({
       prompt,
       model,
-      ...(values['aspect-ratio'] !== undefined && { aspectRatio: values['aspect-ratio'] }),
+      ...(values.aspectRatio !== undefined && { aspectRatio: values.aspectRatio }),
       ...(imageUrl !== undefined && { generationType: 'edit', imageUrl }),
     });
-    const task: MediaTask = await handle.result(pollOptionsOf<MediaTask>(service, io, 'image job', values['interval-ms']));
+    const task: MediaTask = await handle.result(pollOptionsOf<MediaTask>(service, io, 'image job', values.intervalMs));
     const file = await client.images.jobs.download(task);
     const path = await writeResult(io, values.out, file.data, `${task.id}.png`);
     if (values.json) io.stdout.write(`${JSON.stringify(mediaSummary(task, { path, bytes: file.data.length, contentType: file.contentType }))}\n`);

@@ -7,31 +7,43 @@
  * in the current directory). Local files are served to the service from
  * 127.0.0.1 (see media-shared.ts). `--json` prints one JSON line.
  */
-import { parseArgs } from 'node:util';
 import type { MediaTask } from '../../http/resources/media.js';
-import { numberOption, usage, UsageError } from '../args.js';
+import { numberOption, UsageError } from '../args.js';
+import { intervalOption, jsonOption, mediaOutOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, type Io } from '../io.js';
 import { openService } from '../service.js';
 import { checkOutput, clientOf, LocalFiles, mediaSummary, noteWritten, pollOptionsOf, writeResult } from './media-shared.js';
 
-export const USAGE = 'voxpipe lipsync --audio AUDIO_URL|FILE (--video VIDEO_URL|FILE | --image IMAGE_URL|FILE) [--duration SECONDS] [--model M] [--out FILE|-] [--json]';
+interface Options {
+  audio: string;
+  video?: string;
+  image?: string;
+  duration?: string;
+  model?: string;
+  out?: string;
+  json?: boolean;
+  intervalMs?: string;
+}
 
-const OPTIONS = {
-  audio: { type: 'string' },
-  video: { type: 'string' },
-  image: { type: 'string' },
-  duration: { type: 'string' },
-  model: { type: 'string' },
-  out: { type: 'string', short: 'o' },
-  json: { type: 'boolean' },
-  'interval-ms': { type: 'string' },
-} as const;
+export const command: CliCommand<Options> = {
+  name: 'lipsync',
+  summary: 'a talking face: speech onto a video or a still image',
+  declare(cmd) {
+    cmd
+      .addOption(new Option('--audio <AUDIO_URL|FILE>', 'the speech').makeOptionMandatory())
+      .addOption(new Option('--video <VIDEO_URL|FILE>', 'the face, moving; one of --video and --image is needed').conflicts('image'))
+      .addOption(new Option('--image <IMAGE_URL|FILE>', 'the face, still; one of --video and --image is needed'))
+      .addOption(new Option('--duration <SECONDS>', "the audio's length, for the quota; default: measured where possible"))
+      .addOption(new Option('--model <M>', "default: the catalog's default"))
+      .addOption(mediaOutOption('.mp4'))
+      .addOption(jsonOption())
+      .addOption(intervalOption());
+  },
+  run: (_args, values, io) => run(values, io),
+};
 
-export async function run(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
-  if (positionals.length > 0) throw new UsageError(`lipsync takes no positional arguments (got ${JSON.stringify(positionals[0])})\n  ${USAGE}`);
-  if (values.audio === undefined) throw new UsageError(`lipsync needs --audio\n  ${USAGE}`);
-  if ((values.video === undefined) === (values.image === undefined)) throw new UsageError(`lipsync needs exactly one of --video and --image\n  ${USAGE}`);
+async function run(values: Options, io: Io): Promise<number> {
+  if (values.video === undefined && values.image === undefined) throw new UsageError('lipsync needs one of --video and --image');
   await checkOutput(values, ['.mp4']); // the service returns MP4
   const durationSeconds = numberOption(values.duration, 'duration', 0.001, 3_600);
   const service = await openService(io);
@@ -46,7 +58,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       ...(values.model !== undefined && { model: values.model }),
       ...(durationSeconds !== undefined && { durationSeconds }),
     });
-    const task: MediaTask = await handle.result(pollOptionsOf<MediaTask>(service, io, 'lip-sync task', values['interval-ms']));
+    const task: MediaTask = await handle.result(pollOptionsOf<MediaTask>(service, io, 'lip-sync task', values.intervalMs));
     const file = await client.lipsync.tasks.download(task);
     const path = await writeResult(io, values.out, file.data, `${task.id}.mp4`);
     if (values.json) io.stdout.write(`${JSON.stringify(mediaSummary(task, { path, bytes: file.data.length, contentType: file.contentType }))}\n`);

@@ -5,26 +5,30 @@
  * then carries the webhook signing secret, which the service shows only
  * once: keep it to verify the `X-Voxpipe-Signature` of webhook calls.
  */
-import { parseArgs } from 'node:util';
 import { createClient } from '../../http/index.js';
-import { usage, UsageError } from '../args.js';
+import { jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, note, type Io } from '../io.js';
 import { openService } from '../service.js';
 
-export const USAGE = 'voxpipe profile [--webhook-url URL] [--json]';
+interface Options {
+  json?: boolean;
+  webhookUrl?: string;
+}
 
-const OPTIONS = {
-  json: { type: 'boolean' },
-  'webhook-url': { type: 'string' },
-} as const;
+export const command: CliCommand<Options> = {
+  name: 'profile',
+  summary: "the account's profile; sets the task webhook with --webhook-url",
+  declare(cmd) {
+    cmd.addOption(new Option('--webhook-url <URL>', 'set the task webhook; default: only read the profile')).addOption(jsonOption());
+  },
+  run: (_args, values, io) => run(values, io),
+};
 
-export async function run(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
-  if (positionals.length > 0) throw new UsageError(`profile takes no arguments (got ${JSON.stringify(positionals[0])})`);
+async function run(values: Options, io: Io): Promise<number> {
   const service = await openService(io);
   try {
     const client = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
-    const webhookUrl = values['webhook-url'];
+    const webhookUrl = values.webhookUrl;
     const profile = webhookUrl === undefined ? await client.profile.get() : await client.profile.update({ webhookUrl });
     if (webhookUrl !== undefined && typeof profile.raw['webhookSecret'] === 'string') {
       note(io, 'webhook set; keep webhookSecret: it is shown only now (verify X-Voxpipe-Signature with it)');

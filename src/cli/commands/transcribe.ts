@@ -7,26 +7,37 @@
  * the service from 127.0.0.1 (see media-shared.ts). A failed task exits
  * non-zero with one standard-error line naming its error code.
  */
-import { parseArgs } from 'node:util';
 import type { AsrTask } from '../../http/resources/asr.js';
-import { numberOption, usage, UsageError } from '../args.js';
+import { numberOption } from '../args.js';
+import { intervalOption, jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, type Io } from '../io.js';
 import { openService } from '../service.js';
 import { clientOf, LocalFiles, pollOptionsOf } from './media-shared.js';
 
-export const USAGE = 'voxpipe transcribe AUDIO_URL|FILE [--model M] [--language TAG] [--duration SECONDS] [--json]';
+interface Options {
+  model?: string;
+  language?: string;
+  duration?: string;
+  json?: boolean;
+  intervalMs?: string;
+}
 
-const OPTIONS = {
-  model: { type: 'string' },
-  language: { type: 'string' },
-  duration: { type: 'string' },
-  json: { type: 'boolean' },
-  'interval-ms': { type: 'string' },
-} as const;
+export const command: CliCommand<Options> = {
+  name: 'transcribe',
+  summary: 'speech to text',
+  declare(cmd) {
+    cmd
+      .argument('<AUDIO_URL|FILE>', 'a local file is served to the service from 127.0.0.1 (embedded default or serve --allow-private-urls)')
+      .addOption(new Option('--model <M>', "default: the service's"))
+      .addOption(new Option('--language <TAG>', 'default: detected'))
+      .addOption(new Option('--duration <SECONDS>', "the audio's length, for the quota; default: measured where possible"))
+      .addOption(jsonOption())
+      .addOption(intervalOption());
+  },
+  run,
+};
 
-export async function run(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
-  if (positionals.length !== 1) throw new UsageError(`transcribe needs one AUDIO_URL or FILE\n  ${USAGE}`);
+async function run(positionals: string[], values: Options, io: Io): Promise<number> {
   const durationSeconds = numberOption(values.duration, 'duration', 0.001, 600);
   const service = await openService(io);
   const files = new LocalFiles(service.config.baseUrl);
@@ -39,7 +50,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       ...(values.language !== undefined && { language: values.language }),
       ...(durationSeconds !== undefined && { durationSeconds }),
     });
-    const task: AsrTask = await handle.result(pollOptionsOf<AsrTask>(service, io, 'transcription', values['interval-ms']));
+    const task: AsrTask = await handle.result(pollOptionsOf<AsrTask>(service, io, 'transcription', values.intervalMs));
     const transcript = task.transcript ?? '';
     if (values.json) {
       const raw = task.raw;

@@ -2,22 +2,27 @@
  * `voxpipe usage [--limit N] [--json]`: balance, API usage
  * (`apiUsage.totalCreditsCharged`, ...) and the most recent ledger entries.
  */
-import { parseArgs } from 'node:util';
 import { createClient } from '../../http/index.js';
-import { numberOption, usage, UsageError } from '../args.js';
+import { numberOption } from '../args.js';
+import { jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, type Io } from '../io.js';
 import { openService } from '../service.js';
 
-export const USAGE = 'voxpipe usage [--limit N] [--json]';
+interface Options {
+  json?: boolean;
+  limit?: string;
+}
 
-const OPTIONS = {
-  json: { type: 'boolean' },
-  limit: { type: 'string' },
-} as const;
+export const command: CliCommand<Options> = {
+  name: 'usage',
+  summary: 'balance, API usage and recent ledger entries',
+  declare(cmd) {
+    cmd.addOption(new Option('--limit <N>', "1 to 100 recent entries; default the service's")).addOption(jsonOption());
+  },
+  run: (_args, values, io) => run(values, io),
+};
 
-export async function run(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
-  if (positionals.length > 0) throw new UsageError(`usage takes no arguments (got ${JSON.stringify(positionals[0])})`);
+async function run(values: Options, io: Io): Promise<number> {
   const limit = numberOption(values.limit, 'limit', 1, 100);
   const service = await openService(io);
   try {

@@ -10,24 +10,41 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createClient, type VoxpipeClient } from '../../http/index.js';
 import type { CloneVoiceParams } from '../../http/resources/voices.js';
-import { choice, usage, UsageError } from '../args.js';
+import { UsageError } from '../args.js';
+import { jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, note, type Io } from '../io.js';
 import { openService } from '../service.js';
 
-export const USAGE =
-  'voxpipe voices [list] [--type public|personal] [--model ID] [--json] | clone NAME AUDIO_URL|FILE [--language TAG] [--description TEXT] [--json] | delete VOICE_ID [--json]';
+interface Options {
+  json?: boolean;
+  type?: 'public' | 'personal';
+  model?: string;
+  language?: string;
+  description?: string;
+  idempotencyKey?: string;
+}
 
-const OPTIONS = {
-  json: { type: 'boolean' },
-  type: { type: 'string' },
-  model: { type: 'string' },
-  language: { type: 'string' },
-  description: { type: 'string' },
-  'idempotency-key': { type: 'string' },
-} as const;
+const ACTIONS = ['list', 'clone', 'delete'] as const;
+
+export const command: CliCommand<Options> = {
+  name: 'voices',
+  summary: 'list, clone and delete voices',
+  declare(cmd) {
+    cmd
+      .usage('[list] [options] | clone NAME AUDIO_URL|FILE [options] | delete VOICE_ID')
+      .argument('[ACTION]', 'list (the default); clone NAME AUDIO_URL|FILE: a personal voice from 10 s to 5 min of speech; delete VOICE_ID: a personal voice')
+      .argument('[ARGS...]', "the action's arguments")
+      .addOption(new Option('--type <TYPE>', 'list: only these; default both').choices(['public', 'personal']))
+      .addOption(new Option('--model <ID>', 'list: voices of one model; default all'))
+      .addOption(new Option('--language <TAG>', "clone: the speech's language; default: the service's detection"))
+      .addOption(new Option('--description <TEXT>', 'clone: default none'))
+      .addOption(new Option('--idempotency-key <K>', 'clone: resending with the same key replays the first result; default none'))
+      .addOption(jsonOption());
+  },
+  run,
+};
 
 /** MIME types of reference audio files, by extension. */
 const AUDIO_TYPES: Record<string, string> = { '.wav': 'audio/wav', '.mp3': 'audio/mpeg', '.ogg': 'audio/ogg', '.opus': 'audio/ogg', '.flac': 'audio/flac', '.m4a': 'audio/mp4', '.webm': 'audio/webm' };
@@ -39,11 +56,11 @@ function table(rows: Record<string, unknown>[]): string {
   return cells.map((c) => c.map((cell, i) => (i < 4 ? cell.padEnd(widths[i]!) : cell)).join('  ')).join('\n');
 }
 
-async function cloneParams(name: string, source: string, values: { language?: string | undefined; description?: string | undefined; 'idempotency-key'?: string | undefined }): Promise<CloneVoiceParams> {
+async function cloneParams(name: string, source: string, values: Options): Promise<CloneVoiceParams> {
   const params: CloneVoiceParams = { name };
   if (values.language !== undefined) params.language = values.language;
   if (values.description !== undefined) params.description = values.description;
-  if (values['idempotency-key'] !== undefined) params.idempotencyKey = values['idempotency-key'];
+  if (values.idempotencyKey !== undefined) params.idempotencyKey = values.idempotencyKey;
   if (/^https?:\/\//i.test(source)) {
     params.audioUrl = source;
     return params;
@@ -58,11 +75,10 @@ async function cloneParams(name: string, source: string, values: { language?: st
   return params;
 }
 
-export async function run(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = usage(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
+async function run(positionals: string[], values: Options, io: Io): Promise<number> {
   const [action = 'list', ...rest] = positionals;
-  const type = choice(values.type, 'type', ['public', 'personal'] as const);
-  if (!['list', 'clone', 'delete'].includes(action)) throw new UsageError(`voices needs one of list, clone, delete (got ${JSON.stringify(action)})`);
+  const type = values.type;
+  if (!(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`voices needs one of ${ACTIONS.join(', ')} (got ${JSON.stringify(action)})`);
   if (action === 'clone' && rest.length !== 2) throw new UsageError('voices clone needs NAME and AUDIO_URL or FILE');
   if (action === 'delete' && rest.length !== 1) throw new UsageError('voices delete needs VOICE_ID');
   const service = await openService(io);
