@@ -1,22 +1,10 @@
-/** Argument parsing helpers over node:util parseArgs, with typed errors. */
+/** The CLI's usage error and the checks of option values commander leaves to us (numbers in a range, items of a list). */
 import { VoxpipeError } from '../errors.js';
 
 export class UsageError extends VoxpipeError {
   override name = 'UsageError';
   constructor(message: string) {
     super('invalid_arguments', message);
-  }
-}
-
-/**
- * Run a node:util parseArgs call, turning its errors into UsageError:
- * `const { values } = usage(() => parseArgs({ args, options, allowPositionals: true }))`.
- */
-export function usage<T>(parse: () => T): T {
-  try {
-    return parse();
-  } catch (err) {
-    throw new UsageError((err as Error).message);
   }
 }
 
