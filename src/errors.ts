@@ -10,7 +10,7 @@
  * Every code is in one catalogue (`protocol/codes.ts`) with its kind, which
  * `error.kind` reads.
  */
-import { codeKind, type CodeKind } from './protocol/codes.js';
+import { codeKind, type AnyCode, type CodeKind, type ConnectionErrorCode, type ProtocolErrorCode, type ResumeErrorCode } from './protocol/codes.js';
 
 export interface VoxpipeErrorOptions {
   cause?: unknown;
@@ -24,7 +24,8 @@ export interface VoxpipeErrorOptions {
 
 export class VoxpipeError extends Error {
   override name = 'VoxpipeError';
-  readonly code: string;
+  /** A code of the catalogue (`protocol/codes.ts`); each subclass narrows it to its own. */
+  readonly code: AnyCode;
   readonly requestId: string | undefined;
   readonly retryable: boolean;
   readonly details: Record<string, unknown>;
@@ -34,7 +35,7 @@ export class VoxpipeError extends Error {
     return codeKind(this.code);
   }
 
-  constructor(code: string, message: string, options: VoxpipeErrorOptions = {}) {
+  constructor(code: AnyCode, message: string, options: VoxpipeErrorOptions = {}) {
     super(redact(message), options.cause === undefined ? undefined : { cause: options.cause });
     // Every string here may come from the wire: a server or proxy that echoes
     // the Authorization value back must not get it into a property either.
@@ -50,7 +51,8 @@ export class ProtocolError extends VoxpipeError {
   override name = 'ProtocolError';
   /** Dotted path of the offending field, when known (e.g. `request.speed`). */
   readonly path: string | undefined;
-  constructor(code: string, message: string, path?: string, options: VoxpipeErrorOptions = {}) {
+  declare readonly code: ProtocolErrorCode;
+  constructor(code: ProtocolErrorCode, message: string, path?: string, options: VoxpipeErrorOptions = {}) {
     super(code, message, options);
     this.path = path === undefined ? undefined : redact(path);
   }
@@ -74,7 +76,8 @@ export class ConnectionError extends VoxpipeError {
   /** HTTP status of a failed handshake, or the WebSocket close code. */
   readonly status: number | undefined;
   readonly closeCode: number | undefined;
-  constructor(code: string, message: string, options: VoxpipeErrorOptions & { status?: number; closeCode?: number } = {}) {
+  declare readonly code: ConnectionErrorCode;
+  constructor(code: ConnectionErrorCode, message: string, options: VoxpipeErrorOptions & { status?: number; closeCode?: number } = {}) {
     super(code, message, options);
     this.status = options.status;
     this.closeCode = options.closeCode;
@@ -84,6 +87,7 @@ export class ConnectionError extends VoxpipeError {
 /** A timer ran out (connect, authentication, idle, request). */
 export class TimeoutError extends VoxpipeError {
   override name = 'TimeoutError';
+  declare readonly code: 'timeout';
   constructor(message: string, options: VoxpipeErrorOptions = {}) {
     super('timeout', message, options);
   }
@@ -92,11 +96,16 @@ export class TimeoutError extends VoxpipeError {
 /** Reliable-mode resume could not recover the request. */
 export class ResumeError extends VoxpipeError {
   override name = 'ResumeError';
+  declare readonly code: ResumeErrorCode;
+  constructor(code: ResumeErrorCode, message: string, options: VoxpipeErrorOptions = {}) {
+    super(code, message, options);
+  }
 }
 
 /** The caller aborted (AbortSignal or `interrupt()`). */
 export class AbortError extends VoxpipeError {
   override name = 'AbortError';
+  declare readonly code: 'aborted';
   constructor(message = 'aborted', options: VoxpipeErrorOptions = {}) {
     super('aborted', message, options);
   }
@@ -105,6 +114,7 @@ export class AbortError extends VoxpipeError {
 /** A capability that needs something missing here (ffmpeg, a recognizer, an audio device). */
 export class UnavailableError extends VoxpipeError {
   override name = 'UnavailableError';
+  declare readonly code: 'unavailable';
   constructor(message: string, options: VoxpipeErrorOptions = {}) {
     super('unavailable', message, options);
   }

@@ -109,6 +109,7 @@ export const ResumeErrorCode = {
   /** The resumed request does not match the first one (format changed). */
   resumeMismatch: 'resume_mismatch',
 } as const;
+export type ResumeErrorCode = (typeof ResumeErrorCode)[keyof typeof ResumeErrorCode];
 
 /**
  * Codes of the errors raised by sinks and decoders, besides `unavailable`
@@ -159,8 +160,21 @@ export const LocalErrorCode = {
   noResult: 'no_result',
   unsupported: 'unsupported',
 } as const;
+export type LocalErrorCode = (typeof LocalErrorCode)[keyof typeof LocalErrorCode];
 
-const KINDS: Readonly<Record<string, CodeKind>> = {
+/** `ConnectionError.code` values: could not connect, or the connection ended mid-request. */
+export type ConnectionErrorCode =
+  | typeof ClientErrorCode.connectionFailed
+  | typeof ErrorCode.connectionClosed
+  | typeof LocalErrorCode.connectTimeout
+  | typeof LocalErrorCode.keepaliveTimeout
+  | typeof LocalErrorCode.ticketFailed
+  | typeof LocalErrorCode.requestInterrupted;
+
+/** `ProtocolError.code` values: a realtime frame that breaks the protocol, either way. */
+export type ProtocolErrorCode = ErrorCode | typeof LocalErrorCode.invalidServerFrame;
+
+const KINDS = {
   // realtime (spec 7.6)
   authentication_failed: 'account',
   authentication_required: 'account',
@@ -239,14 +253,23 @@ const KINDS: Readonly<Record<string, CodeKind>> = {
   recovery_unavailable: 'request',
   no_result: 'request',
   unsupported: 'request',
-};
+} as const satisfies Readonly<Record<string, CodeKind>>;
 
 /** Every code of the catalogue. */
-export const ALL_CODES: readonly string[] = Object.keys(KINDS);
+export type KnownCode = keyof typeof KINDS;
+
+/**
+ * What `error.code` holds: a code of the catalogue, or a code a deployment
+ * sent that the catalogue does not know (kept as given; its kind is `transient`).
+ */
+export type AnyCode = KnownCode | (string & {});
+
+/** Every code of the catalogue. */
+export const ALL_CODES: readonly KnownCode[] = Object.keys(KINDS) as KnownCode[];
 
 /** The kind of `code`; a code the catalogue does not know (a deployment's own) is `transient`. */
 export function codeKind(code: string): CodeKind {
-  return KINDS[code] ?? CodeKind.transient;
+  return (KINDS as Readonly<Record<string, CodeKind>>)[code] ?? CodeKind.transient;
 }
 
 /** Whether `code` is in the catalogue. */

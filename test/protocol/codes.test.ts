@@ -6,9 +6,24 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { AbortError, ApiError, ProtocolError, TimeoutError, UnavailableError} from '../../src/errors.js';
 import { ConnectionError, ResumeError, VoxpipeError } from '../../src/errors.js';
-import { ALL_CODES, ApiErrorCode, ClientErrorCode, codeKind, ErrorCode, HttpAudioErrorCode, isKnownCode, LocalErrorCode, ResumeErrorCode, SinkErrorCode } from '../../src/protocol/codes.js';
+import {
+  ALL_CODES,
+  ApiErrorCode,
+  ClientErrorCode,
+  codeKind,
+  ErrorCode,
+  HttpAudioErrorCode,
+  isKnownCode,
+  LocalErrorCode,
+  ResumeErrorCode,
+  SinkErrorCode,
+  type ConnectionErrorCode,
+  type KnownCode,
+  type ProtocolErrorCode,
+} from '../../src/protocol/codes.js';
 import { shouldFailover } from '../../src/stream/speech-stream.js';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
@@ -57,5 +72,23 @@ describe('the error catalogue', () => {
     // The request completed before a queued segment was sent: HTTP can still speak that segment.
     expect(shouldFailover(new ResumeError('request_completed', 'x'))).toBe(true);
     expect(new VoxpipeError('segment_too_large', 'x').kind).toBe('request');
+  });
+});
+
+describe('each error class narrows code to its own codes (checked by npm run typecheck)', () => {
+  it('code is a union a switch can be exhaustive over', () => {
+    expectTypeOf<TimeoutError['code']>().toEqualTypeOf<'timeout'>();
+    expectTypeOf<AbortError['code']>().toEqualTypeOf<'aborted'>();
+    expectTypeOf<UnavailableError['code']>().toEqualTypeOf<'unavailable'>();
+    expectTypeOf<ResumeError['code']>().toEqualTypeOf<ResumeErrorCode>();
+    expectTypeOf<ConnectionError['code']>().toEqualTypeOf<ConnectionErrorCode>();
+    expectTypeOf<ProtocolError['code']>().toEqualTypeOf<ProtocolErrorCode>();
+    // A deployment's own code is kept as given, so ApiError and the base class stay open: a known code or any string.
+    expectTypeOf<'voice_not_found'>().toMatchTypeOf<ApiError['code']>();
+    expectTypeOf<'a_deployments_own_code'>().toMatchTypeOf<VoxpipeError['code']>();
+    // Every value of each narrowed union is in the catalogue.
+    for (const code of [...Object.values(ResumeErrorCode), 'timeout', 'aborted', 'unavailable', 'connection_failed', 'connection_closed', 'connect_timeout', 'keepalive_timeout', 'ticket_failed', 'request_interrupted', 'invalid_server_frame'] satisfies KnownCode[]) {
+      expect(isKnownCode(code), code).toBe(true);
+    }
   });
 });

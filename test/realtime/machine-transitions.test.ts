@@ -7,7 +7,7 @@
  * phase or input type fails the checks below until it has a row.
  */
 import { describe, expect, it } from 'vitest';
-import { ConnectionError } from '../../src/errors.js';
+import { AbortError, ConnectionError, PermissionDeniedError } from '../../src/errors.js';
 import { Phase } from '../../src/realtime/reliable/machine.js';
 import { TimerId, type MachineInput } from '../../src/realtime/reliable/types.js';
 import { decideRecovery } from '../../src/realtime/reliable/recovery.js';
@@ -25,7 +25,7 @@ const INPUTS = {
   timer: { type: 'timer', id: TimerId.backoff },
   'segment-queued': { type: 'segment-queued', segmentId: 's9', text: 'More.' },
   'stop-requested': { type: 'stop-requested' },
-  'abort-requested': { type: 'abort-requested', reason: new ConnectionError('aborted', 'user abort') },
+  'abort-requested': { type: 'abort-requested', reason: new AbortError('user abort') },
   'status-fetched': { type: 'status-fetched', result: { kind: 'found', status: status('failed_retryable') } },
   'audio-fetched': { type: 'audio-fetched', segmentId: 's1', result: { kind: 'ok', data: new Uint8Array([9, 9]) } },
   reader: { type: 'reader', paused: true },
@@ -54,7 +54,7 @@ const RECIPES: Record<Phase, () => Harness> = {
   },
   [Phase.done]: () => harness().run().handle({ type: 'stop-requested' }).frame(ev.finish()),
   [Phase.failed]: () => harness().run().frame(ev.error('voice_not_found', false)),
-  [Phase.aborted]: () => harness().run().handle({ type: 'abort-requested', reason: new ConnectionError('aborted', 'user abort') }),
+  [Phase.aborted]: () => harness().run().handle({ type: 'abort-requested', reason: new AbortError('user abort') }),
 };
 
 /** The effects of one step, compact: frames sent, port calls, machine events. */
@@ -147,7 +147,7 @@ describe('decideRecovery (pure)', () => {
     ['failed_terminal', { kind: 'found', status: status('failed_terminal') }, { kind: 'fail', error: expect.objectContaining({ code: 'request_failed_terminal' }) }],
     ['a state not in the spec', { kind: 'found', status: status('paused') }, { kind: 'fail', error: expect.objectContaining({ code: 'request_failed_terminal' }) }],
     ['a retryable read error', { kind: 'error', error: new ConnectionError('connection_failed', 'x', { retryable: true }) }, { kind: 'retry', error: expect.objectContaining({ code: 'connection_failed' }) }],
-    ['a final read error', { kind: 'error', error: new ConnectionError('forbidden', 'x') }, { kind: 'fail', error: expect.objectContaining({ code: 'forbidden' }) }],
+    ['a final read error', { kind: 'error', error: new PermissionDeniedError(403, 'forbidden', 'x') }, { kind: 'fail', error: expect.objectContaining({ code: 'forbidden' }) }],
   ] as const)('%s', (_name, result, expected) => {
     expect(decideRecovery(result as Parameters<typeof decideRecovery>[0], pending, 'r')).toEqual(expected);
   });

@@ -3,7 +3,7 @@
  * records every effect; no socket, no clock, no timers.
  */
 import { describe, expect, it } from 'vitest';
-import { AbortError, ConnectionError, RealtimeServerError, ResumeError, TimeoutError } from '../../src/errors.js';
+import { AbortError, AuthenticationError, ConnectionError, PermissionDeniedError, RealtimeServerError, ResumeError, TimeoutError } from '../../src/errors.js';
 import { ErrorCode } from '../../src/protocol/constants.js';
 import { backoffDelayMs, DEFAULT_BACKOFF } from '../../src/realtime/backoff.js';
 import { Phase, ResumeErrorCode } from '../../src/realtime/reliable/machine.js';
@@ -248,7 +248,7 @@ describe('failures that do not retry', () => {
     const h = harness();
     h.handle({ type: 'open' });
     h.port.take();
-    h.handle({ type: 'transport-failed', error: new ConnectionError('unauthorized', 'handshake refused', { status: 401 }) });
+    h.handle({ type: 'transport-failed', error: new AuthenticationError(401, 'unauthorized', 'handshake refused') });
     const calls = h.port.take();
     expect(emitted(calls, 'failed')[0]!.error).toMatchObject({ code: 'unauthorized', status: 401 });
     expect(effects(calls)).toEqual([]);
@@ -413,7 +413,7 @@ describe('status branches after a failure', () => {
 
   it('a non-retryable status-route error (403) fails', () => {
     const h = readingStatus();
-    h.handle({ type: 'status-fetched', result: { kind: 'error', error: new ConnectionError('forbidden', 'no', { status: 403 }) } });
+    h.handle({ type: 'status-fetched', result: { kind: 'error', error: new PermissionDeniedError(403, 'forbidden', 'no') } });
     expect(emitted(h.port.take(), 'failed')[0]!.error.code).toBe('forbidden');
   });
 
