@@ -12,6 +12,7 @@
 import { ApiError, ConnectionError, registerSecret, TimeoutError, VoxpipeError } from '../errors.js';
 import { apiErrorFromResponse, requestIdFromHeaders } from './api-error.js';
 import { decideRetry, DEFAULT_BACKOFF, HttpMethod, isResendSafe, parseRetryAfterMs, type RetryPolicy } from './retry.js';
+import pRetry, { AbortError as StopRetrying } from 'p-retry';
 import { abortErrorOf, sleep as defaultSleep, type SleepFn } from './sleep.js';
 
 export { ClientErrorCode } from '../protocol/codes.js';
@@ -237,28 +238,44 @@ export class HttpClient {
     const context = `${method} ${url.pathname}`;
     const started = Date.now();
 
-    for (let attempt = 0; ; attempt++) {
-      const outcome = await this.#attempt(method, url, headers, encoded.body, options, context);
-      if (!(outcome instanceof Failed)) return { ...outcome, retries: attempt } as ApiResponse;
-      const { error } = outcome;
-      const noAnswer = error instanceof ConnectionError || error instanceof TimeoutError;
-      // Errors of our own (invalid JSON, too many redirects) are not transient: no retry.
-      if (!noAnswer && !(error instanceof ApiError)) throw error;
-      const status = error instanceof ApiError ? error.status : undefined;
-      const retryAfterMs = outcome.retryAfterMs;
-      const decision = decideRetry({ status, code: error.code, retryAfterMs, resendSafe, attempt }, policy, this.#random());
-      if (!decision.retry) {
-        // Say the real wait: a timeout after retries took several attempts' time, not one.
-        if (error instanceof TimeoutError && attempt > 0) {
-          throw new TimeoutError(`${context}: no answer after ${attempt + 1} attempts in ${((Date.now() - started) / 1000).toFixed(1)} s (each attempt waited ${options.timeoutMs ?? this.timeoutMs} ms)`, { retryable: true, cause: error });
-        }
-        throw error;
-      }
-      const info: RetryInfo = { attempt: attempt + 1, error, delayMs: decision.delayMs, method, path: url.pathname };
-      this.#onRetry?.(info);
-      options.onRetry?.(info);
-      await this.#sleep(decision.delayMs, options.signal);
-    }
+    // p-retry runs the attempts; decideRetry (the spec's resend rules,
+    // Retry-After) decides after each failure, and the wait it names is slept
+    // in onFailedAttempt, so p-retry's own delay schedule is off (minTimeout 0).
+    let retryAfterMs: number | undefined;
+    const outcome = await pRetry(
+      async (attemptNumber) => {
+        const attempted = await this.#attempt(method, url, headers, encoded.body, options, context);
+        if (!(attempted instanceof Failed)) return { value: attempted, retries: attemptNumber - 1 };
+        retryAfterMs = attempted.retryAfterMs;
+        const { error } = attempted;
+        // Errors of our own (invalid JSON, too many redirects) are not transient: no retry.
+        const noAnswer = error instanceof ConnectionError || error instanceof TimeoutError;
+        throw noAnswer || error instanceof ApiError ? error : new StopRetrying(error);
+      },
+      {
+        retries: policy.maxRetries,
+        minTimeout: 0,
+        onFailedAttempt: async ({ error: failure, attemptNumber }) => {
+          // Anything #attempt threw rather than returned is a bug of ours: never resent.
+          if (!(failure instanceof ApiError || failure instanceof ConnectionError || failure instanceof TimeoutError)) throw failure;
+          const attempt = attemptNumber - 1; // retries made so far
+          const status = failure instanceof ApiError ? failure.status : undefined;
+          const decision = decideRetry({ status, code: failure.code, retryAfterMs, resendSafe, attempt }, policy, this.#random());
+          if (!decision.retry) {
+            // Say the real wait: a timeout after retries took several attempts' time, not one.
+            if (failure instanceof TimeoutError && attempt > 0) {
+              throw new TimeoutError(`${context}: no answer after ${attempt + 1} attempts in ${((Date.now() - started) / 1000).toFixed(1)} s (each attempt waited ${options.timeoutMs ?? this.timeoutMs} ms)`, { retryable: true, cause: failure });
+            }
+            throw failure;
+          }
+          const info: RetryInfo = { attempt: attempt + 1, error: failure, delayMs: decision.delayMs, method, path: url.pathname };
+          this.#onRetry?.(info);
+          options.onRetry?.(info);
+          await this.#sleep(decision.delayMs, options.signal);
+        },
+      },
+    );
+    return { ...outcome.value, retries: outcome.retries } as ApiResponse;
   }
 
   /** `request()` that requires a JSON response. */

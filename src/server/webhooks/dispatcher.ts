@@ -17,6 +17,7 @@
  * - A URL that breaks the public-URL rule (unless the server allows private
  *   URLs) fails the delivery without any attempt.
  */
+import pRetry from 'p-retry';
 import { backoffDelayMs } from '../../backoff.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerContext } from '../context.js';
@@ -231,22 +232,28 @@ export class WebhookDispatcher {
     }
     const account = this.#ctx.store.accounts.get(d.userId);
     if (!account) return;
-    for (let attempt = 1; attempt <= this.options.maxAttempts && !signal.aborted; attempt++) {
-      if (attempt > 1) {
-        try {
-          await sleep(retryDelayMs(attempt - 1, this.options.initialDelayMs, this.options.maxDelayMs), undefined, { signal });
-        } catch {
-          return; // closing
-        }
-      }
-      const outcome = await this.#attempt(d, account.webhookSecret, attempt, signal);
-      this.#update(d, { attempts: attempt, lastStatus: outcome.status, lastError: outcome.error });
-      if (outcome.ok) {
-        this.#update(d, { state: DeliveryState.delivered, deliveredAt: this.#ctx.now().toISOString() });
-        return;
-      }
+    // p-retry runs the attempts (maxAttempts in all, none once closing);
+    // the wait before each retry is the shared backoff, slept in onFailedAttempt.
+    try {
+      await pRetry(
+        async (attempt) => {
+          const outcome = await this.#attempt(d, account.webhookSecret, attempt, signal);
+          this.#update(d, { attempts: attempt, lastStatus: outcome.status, lastError: outcome.error });
+          if (!outcome.ok) throw new Error(outcome.error ?? `HTTP ${outcome.status}`);
+        },
+        {
+          retries: this.options.maxAttempts - 1,
+          minTimeout: 0,
+          signal,
+          onFailedAttempt: async ({ attemptNumber, retriesLeft }) => {
+            if (retriesLeft > 0) await sleep(retryDelayMs(attemptNumber, this.options.initialDelayMs, this.options.maxDelayMs), undefined, { signal });
+          },
+        },
+      );
+      this.#update(d, { state: DeliveryState.delivered, deliveredAt: this.#ctx.now().toISOString() });
+    } catch {
+      if (!signal.aborted) this.#update(d, { state: DeliveryState.failed });
     }
-    if (!signal.aborted) this.#update(d, { state: DeliveryState.failed });
   }
 
   async #attempt(d: WebhookDelivery, secret: string, attempt: number, closing: AbortSignal): Promise<{ ok: boolean; status: number | null; error: string | null }> {
