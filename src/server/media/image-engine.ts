@@ -7,7 +7,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { UnprocessableMediaError } from './audio-decode.js';
+import { UnprocessableMediaError } from '../audio/decode.js';
 import { patternParams, renderParams, resizeImage } from './pattern.js';
 import { decodePng, encodePng, isPng, PngError, type RgbImage } from './png.js';
 import { MEDIA_PROCESS_LIMITER, runProcess, withTempDir } from './process.js';

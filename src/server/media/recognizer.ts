@@ -8,10 +8,25 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { decodeAudio, toPcm16, type DecodeOptions } from '../audio/decode.js';
 import { wavHeader } from '../audio/wav.js';
-import { RECOGNIZER_SAMPLE_RATE } from './audio-decode.js';
 import { MEDIA_PROCESS_LIMITER, runProcess, withTempDir } from './process.js';
 import { RecognizerKind, type RecognizerTool } from './tools.js';
+
+/** Sample rate the recognizer works at. */
+export const RECOGNIZER_SAMPLE_RATE = 16_000;
+
+/** Speech as the recognizer takes it: 16 kHz mono s16le. */
+export interface RecognizerAudio {
+  pcm: Buffer;
+  durationSeconds: number;
+}
+
+/** Any audio input through the server's one decoding pipeline, at the recognizer's rate. Throws UnprocessableMediaError. */
+export async function decodeForRecognizer(data: Buffer, options: DecodeOptions = {}): Promise<RecognizerAudio> {
+  const audio = await decodeAudio(data, options);
+  return { pcm: toPcm16(audio, RECOGNIZER_SAMPLE_RATE), durationSeconds: audio.samples.length / audio.sampleRate };
+}
 
 export interface RecognizeOptions {
   signal?: AbortSignal | undefined;

@@ -5,8 +5,9 @@
  */
 import { estimatePitch } from './pitch.js';
 import { estimateRate } from './rate.js';
-import { ANALYSIS_RATE, resample } from './signal.js';
-import type { DecodedAudio } from './decode.js';
+import { resample } from '../audio/resample.js';
+import { ANALYSIS_RATE } from './signal.js';
+import type { DecodedAudio } from '../audio/decode.js';
 import { DEFAULT_LANGUAGE, espeakVoiceFor, genderForPitch, type Gender, type VoiceLanguage } from './languages.js';
 
 /** Reference audio must last at least this long: 1 s. */

@@ -29,7 +29,8 @@ import { ApiErrorCode, HttpError, badRequest } from '../../http/errors.js';
 import { describeZodError, defineRoute, type RouteContext, type RouteDef } from '../../http/router.js';
 import type { Account } from '../../store/types.js';
 import { analyzeVoice, UnusableReferenceError } from '../../voices/analyze.js';
-import { decodeAudio, UndecodableAudioError } from '../../voices/decode.js';
+import { decodeAudio, UnprocessableMediaError } from '../../audio/decode.js';
+import { mediaToolsOf } from '../../media/tools.js';
 import { fetchReferenceAudio, ReferenceFetchError } from '../../voices/fetch-audio.js';
 import { DEFAULT_LANGUAGE, findLanguage, VOICE_LANGUAGES, type VoiceLanguage } from '../../voices/languages.js';
 import { holdOr402 } from '../common/billing.js';
@@ -126,8 +127,7 @@ async function cloneVoice(ctx: ServerContext, account: Account, request: CloneRe
   holdOr402(ctx, account, 'credits', CLONE_CREDITS, refId, `voice clone ${voiceId}`);
   try {
     const bytes = upload ?? (await fetchReferenceAudio(fields.audioUrl!, { allowPrivate: ctx.allowPrivateUrls }));
-    if (bytes.length === 0) throw new UndecodableAudioError('the reference audio is empty');
-    const analysis = analyzeVoice(await decodeAudio(bytes), language);
+    const analysis = analyzeVoice(await decodeAudio(bytes, { ffmpeg: mediaToolsOf(ctx).ffmpeg }), language);
     const voice = createVoice(
       ctx,
       account,
@@ -152,7 +152,8 @@ async function cloneVoice(ctx: ServerContext, account: Account, request: CloneRe
   } catch (err) {
     ctx.ledger.release(refId);
     if (err instanceof ReferenceFetchError) throw badRequest(err.message);
-    if (err instanceof UndecodableAudioError || err instanceof UnusableReferenceError) throw new HttpError(422, ApiErrorCode.unprocessable, err.message);
+    if (err instanceof UnprocessableMediaError) throw new HttpError(422, ApiErrorCode.unprocessable, `the reference audio ${err.message}`);
+    if (err instanceof UnusableReferenceError) throw new HttpError(422, ApiErrorCode.unprocessable, err.message);
     throw err;
   }
 }

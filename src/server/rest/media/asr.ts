@@ -15,7 +15,8 @@ import { z } from 'zod';
 import type { ServerContext } from '../../context.js';
 import { badRequest } from '../../http/errors.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../../http/router.js';
-import { decodeAudio16k, UnprocessableMediaError, type DecodedAudio } from '../../media/audio-decode.js';
+import { UnprocessableMediaError } from '../../audio/decode.js';
+import { decodeForRecognizer, type RecognizerAudio } from '../../media/recognizer.js';
 import { recognize } from '../../media/recognizer.js';
 import { mediaToolsOf } from '../../media/tools.js';
 import type { Account } from '../../store/types.js';
@@ -121,7 +122,7 @@ export interface AsrRoutes {
 
 export function asrFamily(ctx: ServerContext, idempotency: IdempotencyStore): AsrRoutes {
   /** Audio measured at create, handed to the worker so it is not fetched twice. */
-  const measured = new Map<string, DecodedAudio>();
+  const measured = new Map<string, RecognizerAudio>();
 
   const runner = new TaskRunner<AsrInput, AsrResult>(ctx, {
     type: 'asr',
@@ -136,7 +137,7 @@ export function asrFamily(ctx: ServerContext, idempotency: IdempotencyStore): As
       if (!audio) {
         const data = await fetchForTask(ctx, 'audioUrl', input.audioUrl, { maxBytes: ASR_MAX_BYTES, signal });
         try {
-          audio = await decodeAudio16k(data, { ffmpeg: tools.ffmpeg, maxSeconds: ASR_MAX_SECONDS + 1, signal });
+          audio = await decodeForRecognizer(data, { ffmpeg: tools.ffmpeg, maxSeconds: ASR_MAX_SECONDS + 1, signal });
         } catch (err) {
           throw engineFailure(err, 'audioUrl');
         }
@@ -168,11 +169,11 @@ export function asrFamily(ctx: ServerContext, idempotency: IdempotencyStore): As
     if (unsupported.length > 0) throw badRequest(`model ${model.id} does not recognize ${unsupported.join(', ')}; it recognizes ${model.languages.join(', ')}`, { supportedLanguages: model.languages });
     const audioUrl = await checkUrlField(ctx, 'audioUrl', audioUrlRaw);
     let estimate = body.durationSeconds;
-    let audio: DecodedAudio | undefined;
+    let audio: RecognizerAudio | undefined;
     if (estimate === undefined) {
       const data = await fetchField(ctx, 'audioUrl', audioUrl, { maxBytes: ASR_MAX_BYTES });
       try {
-        audio = await decodeAudio16k(data, { ffmpeg: tools.ffmpeg, maxSeconds: ASR_MAX_SECONDS + 1 });
+        audio = await decodeForRecognizer(data, { ffmpeg: tools.ffmpeg, maxSeconds: ASR_MAX_SECONDS + 1 });
       } catch (err) {
         if (err instanceof UnprocessableMediaError) throw badRequest(`audioUrl ${err.message}`, { field: 'audioUrl' });
         throw err;

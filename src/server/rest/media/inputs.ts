@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerContext } from '../../context.js';
 import { ApiErrorCode, badRequest, HttpError } from '../../http/errors.js';
-import { UnprocessableMediaError } from '../../media/audio-decode.js';
+import { UnprocessableMediaError } from '../../audio/decode.js';
 import { fetchMedia, MediaFetchError, MediaFetchErrorKind, type FetchMediaOptions } from '../../media/fetch.js';
 import { ProcessError } from '../../media/process.js';
 import { checkPublicUrl, PublicUrlError } from '../../net/public-url.js';

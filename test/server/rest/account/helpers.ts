@@ -5,7 +5,8 @@ import { startServer, type ReferenceServer, type ServerOptions } from '../../../
 import { wavHeader, parseWavHeader } from '../../../../src/server/audio/wav.js';
 import { ToneEngine } from '../../../../src/server/engines/index.js';
 import { estimatePitch } from '../../../../src/server/voices/pitch.js';
-import { ANALYSIS_RATE, resample } from '../../../../src/server/voices/signal.js';
+import { resample } from '../../../../src/server/audio/resample.js';
+import { ANALYSIS_RATE } from '../../../../src/server/voices/signal.js';
 
 export { creditsOf, errorOf, get, newAccount, post, until, DEV_API_KEY, VOICE, MODEL } from '../helpers.js';
 

@@ -1,10 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { analyzeVoice, UnusableReferenceError } from '../../../../src/server/voices/analyze.js';
-import { decodeAudio, UndecodableAudioError } from '../../../../src/server/voices/decode.js';
+import { decodeAudio, UnprocessableMediaError } from '../../../../src/server/audio/decode.js';
 import { findLanguage } from '../../../../src/server/voices/languages.js';
 import { estimatePitch } from '../../../../src/server/voices/pitch.js';
 import { estimateRate } from '../../../../src/server/voices/rate.js';
-import { ANALYSIS_RATE, resample } from '../../../../src/server/voices/signal.js';
+import { resample } from '../../../../src/server/audio/resample.js';
+import { ANALYSIS_RATE } from '../../../../src/server/voices/signal.js';
 import { wavHeader } from '../../../../src/server/audio/wav.js';
 import { encodeWhole } from '../../../../src/server/audio/encoder.js';
 import { espeakAvailable, EspeakEngine, ToneEngine, type SpeechEngine } from '../../../../src/server/engines/index.js';
@@ -174,6 +175,6 @@ describe('decodeAudio', () => {
   });
 
   it('refuses bytes no decoder reads', async () => {
-    await expect(decodeAudio(Buffer.from('definitely not audio, just some text bytes'))).rejects.toBeInstanceOf(UndecodableAudioError);
+    await expect(decodeAudio(Buffer.from('definitely not audio, just some text bytes'))).rejects.toBeInstanceOf(UnprocessableMediaError);
   });
 });
