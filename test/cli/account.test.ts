@@ -8,7 +8,7 @@ import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { DESIGN_CANDIDATES, DESIGN_CREDITS_PER_CANDIDATE } from '../../src/server/rest/account/settings.js';
 import { fakeIo } from '../helpers/fake-io.js';
 import { localServer, pitchOfWav, referenceWav } from '../server/rest/account/helpers.js';
-import { ffprobe, HAS_FFMPEG } from '../server/media/helpers.js';
+import { ffprobe, HAS_FFMPEG } from '../server/media-engines/helpers.js';
 
 /** Run a subcommand through the CLI's parser, as `voxpipe NAME ...argv` does: errors become one stderr line and an exit code. */
 const cli = (name: string, argv: string[], io: Io): Promise<number> => main([name, ...argv], io);

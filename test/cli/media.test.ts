@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, type Io } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
-import { decodePng, encodePng } from '../../src/server/media/png.js';
+import { decodePng, encodePng } from '../../src/server/media-engines/png.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { fakeIo } from '../helpers/fake-io.js';
-import { correlation, decodeAudioTrack, envelope, ffprobe, HAS_FFMPEG, HAS_RECOGNIZER, silenceWav, startInputServer, testVideo, toneWav, type InputServer } from '../server/media/helpers.js';
+import { correlation, decodeAudioTrack, envelope, ffprobe, HAS_FFMPEG, HAS_RECOGNIZER, silenceWav, startInputServer, testVideo, toneWav, type InputServer } from '../server/media-engines/helpers.js';
 
 /** Run a subcommand through the CLI's parser, as `voxpipe NAME ...argv` does: errors become one stderr line and an exit code. */
 const cli = (name: string, argv: string[], io: Io): Promise<number> => main([name, ...argv], io);

@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { OggOpusDecoder } from 'ogg-opus-decoder';
-import { ProcessError, runProcess, withTempDir } from '../media/process.js';
+import { ProcessError, runProcess, withTempDir } from '../media-engines/process.js';
 import { resample } from './resample.js';
 import { parseWavHeader } from './wav.js';
 

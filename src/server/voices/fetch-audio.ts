@@ -4,7 +4,7 @@
  * must not bounce the server to a LAN address) and at connect time, with a
  * size limit while reading and a timeout.
  */
-import { fetchMedia, MediaFetchError } from '../media/fetch.js';
+import { fetchMedia, MediaFetchError } from '../media-engines/fetch.js';
 
 /** The URL was refused, unreachable, answered an error, or sent too much. */
 export class ReferenceFetchError extends Error {

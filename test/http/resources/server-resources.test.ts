@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotFoundError, PermissionDeniedError } from '../../../src/errors.js';
 import { createClient, type VoxpipeClient } from '../../../src/http/index.js';
 import { startServer, type ReferenceServer } from '../../../src/server/index.js';
-import { detectMediaTools, hasFfmpeg } from '../../../src/server/media/tools.js';
+import { detectMediaTools, hasFfmpeg } from '../../../src/server/media-engines/tools.js';
 import { startFakeServer, type FakeServer } from '../fake-server.js';
 
 /** The reference server's ASR needs a recognizer, its video and lip-sync ffmpeg (the capability is unavailable otherwise). */

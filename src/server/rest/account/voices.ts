@@ -30,7 +30,7 @@ import { describeZodError, defineRoute, type RouteContext, type RouteDef } from 
 import type { Account } from '../../store/types.js';
 import { analyzeVoice, UnusableReferenceError } from '../../voices/analyze.js';
 import { decodeAudio, UnprocessableMediaError } from '../../audio/decode.js';
-import { mediaToolsOf } from '../../media/tools.js';
+import { mediaToolsOf } from '../../media-engines/tools.js';
 import { fetchReferenceAudio, ReferenceFetchError } from '../../voices/fetch-audio.js';
 import { DEFAULT_LANGUAGE, findLanguage, VOICE_LANGUAGES, type VoiceLanguage } from '../../voices/languages.js';
 import { holdOr402 } from '../common/billing.js';

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { ServerContext } from '../../context.js';
 import { defineRoute, type RouteDef } from '../../http/router.js';
-import { hasFfmpeg, mediaToolsOf } from '../../media/tools.js';
+import { hasFfmpeg, mediaToolsOf } from '../../media-engines/tools.js';
 import { IMAGE_MODELS, VIDEO_MODELS } from './catalog.js';
 import { errorResponses } from './docs.js';
 import { REST_ROUTES, serverPath } from '../../../protocol/rest.js';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../../../../src/server/index.js';
 import { espeakAvailable } from '../../../../src/server/engines/index.js';
-import { encodePng } from '../../../../src/server/media/png.js';
-import { mediaToolsOf, setMediaTools } from '../../../../src/server/media/tools.js';
-import { balances, call, HAS_RECOGNIZER, newAccount, silenceWav, startInputServer, startMediaServer, until, type InputServer } from '../../media/helpers.js';
+import { encodePng } from '../../../../src/server/media-engines/png.js';
+import { mediaToolsOf, setMediaTools } from '../../../../src/server/media-engines/tools.js';
+import { balances, call, HAS_RECOGNIZER, newAccount, silenceWav, startInputServer, startMediaServer, until, type InputServer } from '../../media-engines/helpers.js';
 
 let server: ReferenceServer;
 let inputs: InputServer;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../../../../src/server/index.js';
-import { decodePng, encodePng } from '../../../../src/server/media/png.js';
-import { balances, call, download, ffprobe, HAS_FFMPEG, newAccount, startInputServer, startMediaServer, until, type InputServer } from '../../media/helpers.js';
+import { decodePng, encodePng } from '../../../../src/server/media-engines/png.js';
+import { balances, call, download, ffprobe, HAS_FFMPEG, newAccount, startInputServer, startMediaServer, until, type InputServer } from '../../media-engines/helpers.js';
 
 let server: ReferenceServer;
 let inputs: InputServer;

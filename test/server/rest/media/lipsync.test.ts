@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../../../../src/server/index.js';
-import { encodePng } from '../../../../src/server/media/png.js';
-import { mediaToolsOf, setMediaTools } from '../../../../src/server/media/tools.js';
+import { encodePng } from '../../../../src/server/media-engines/png.js';
+import { mediaToolsOf, setMediaTools } from '../../../../src/server/media-engines/tools.js';
 import {
   balances,
   call,
@@ -18,7 +18,7 @@ import {
   toneWav,
   until,
   type InputServer,
-} from '../../media/helpers.js';
+} from '../../media-engines/helpers.js';
 
 let server: ReferenceServer;
 let inputs: InputServer;

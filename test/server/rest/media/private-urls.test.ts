@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type ReferenceServer } from '../../../../src/server/index.js';
-import { balances, call, HAS_FFMPEG, HAS_RECOGNIZER, newAccount, silenceWav, startInputServer, type InputServer } from '../../media/helpers.js';
+import { balances, call, HAS_FFMPEG, HAS_RECOGNIZER, newAccount, silenceWav, startInputServer, type InputServer } from '../../media-engines/helpers.js';
 
 /** A server with the spec's rule: public URLs only (allowPrivateUrls off, the default). */
 let server: ReferenceServer;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../../../../src/server/index.js';
-import { encodePng } from '../../../../src/server/media/png.js';
-import { mediaToolsOf, setMediaTools } from '../../../../src/server/media/tools.js';
-import { balances, call, download, ffprobe, HAS_FFMPEG, newAccount, startInputServer, startMediaServer, until, type InputServer } from '../../media/helpers.js';
+import { encodePng } from '../../../../src/server/media-engines/png.js';
+import { mediaToolsOf, setMediaTools } from '../../../../src/server/media-engines/tools.js';
+import { balances, call, download, ffprobe, HAS_FFMPEG, newAccount, startInputServer, startMediaServer, until, type InputServer } from '../../media-engines/helpers.js';
 
 let server: ReferenceServer;
 let inputs: InputServer;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decodePicture, generateImage, parseSize, renderPicture, sizeForAspect } from '../../../src/server/media/image-engine.js';
-import { patternParams, renderPattern, PROMPT_COLORS } from '../../../src/server/media/pattern.js';
-import { decodePng, encodePng } from '../../../src/server/media/png.js';
+import { decodePicture, generateImage, parseSize, renderPicture, sizeForAspect } from '../../../src/server/media-engines/image-engine.js';
+import { patternParams, renderPattern, PROMPT_COLORS } from '../../../src/server/media-engines/pattern.js';
+import { decodePng, encodePng } from '../../../src/server/media-engines/png.js';
 import { UnprocessableMediaError } from '../../../src/server/audio/decode.js';
 import { HAS_FFMPEG, TOOLS } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchMedia, MediaFetchError } from '../../../src/server/media/fetch.js';
+import { fetchMedia, MediaFetchError } from '../../../src/server/media-engines/fetch.js';
 import { checkPublicUrl, isPrivateAddress, parsePublicUrl } from '../../../src/server/net/public-url.js';
 
 describe('isPrivateAddress', () => {

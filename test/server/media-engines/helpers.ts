@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { startServer, type ReferenceServer, type ServerOptions } from '../../../src/server/index.js';
 import type { AccountSeed } from '../../../src/server/app.js';
 import { wavHeader } from '../../../src/server/audio/wav.js';
-import { detectMediaTools, hasFfmpeg } from '../../../src/server/media/tools.js';
+import { detectMediaTools, hasFfmpeg } from '../../../src/server/media-engines/tools.js';
 
 export const TOOLS = detectMediaTools();
 export const HAS_FFMPEG = hasFfmpeg(TOOLS);

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { detectMediaTools, detectRecognizer, hasFfmpeg, mediaToolsOf, RecognizerKind, setMediaTools } from '../../../src/server/media/tools.js';
+import { detectMediaTools, detectRecognizer, hasFfmpeg, mediaToolsOf, RecognizerKind, setMediaTools } from '../../../src/server/media-engines/tools.js';
 
 const root = mkdtempSync(join(tmpdir(), 'voxpipe-tools-test-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UnprocessableMediaError } from '../../../src/server/audio/decode.js';
-import { cleanTranscript, decodeForRecognizer, parseRecognizerOutput, recognize } from '../../../src/server/media/recognizer.js';
-import { RecognizerKind } from '../../../src/server/media/tools.js';
+import { cleanTranscript, decodeForRecognizer, parseRecognizerOutput, recognize } from '../../../src/server/media-engines/recognizer.js';
+import { RecognizerKind } from '../../../src/server/media-engines/tools.js';
 import { encodeWhole } from '../../../src/server/audio/encoder.js';
 import { wavHeader } from '../../../src/server/audio/wav.js';
 import { HAS_FFMPEG, HAS_RECOGNIZER, silenceWav, toneWav, TOOLS } from './helpers.js';

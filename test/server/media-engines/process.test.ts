@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findExecutable, Limiter, ProcessError, runProcess, withTempDir, writeWithBackpressure } from '../../../src/server/media/process.js';
+import { findExecutable, Limiter, ProcessError, runProcess, withTempDir, writeWithBackpressure } from '../../../src/server/media-engines/process.js';
 import { existsSync } from 'node:fs';
 
 const SH = findExecutable('sh')!;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodePng, encodePng, isPng, PngError, type RgbImage } from '../../../src/server/media/png.js';
+import { decodePng, encodePng, isPng, PngError, type RgbImage } from '../../../src/server/media-engines/png.js';
 import { HAS_FFMPEG, TOOLS } from './helpers.js';
 
 function noise(width: number, height: number, channels: 3 | 4, seed = 1): RgbImage {
