@@ -23,6 +23,7 @@ import { SyncTransport } from './stream/transports/sync.js';
 import { AsyncTransport } from './stream/transports/async.js';
 import { CompatTransport } from './stream/transports/compat.js';
 import type { TokenSegmenterOptions } from './stream/token-segmenter.js';
+import { defined } from './defined.js';
 
 export { defaultVoice } from './discovery.js';
 
@@ -94,8 +95,7 @@ export function createTransport(
     model: o.model,
     format: o.format,
     requestId: o.requestId,
-    ...(o.speed !== undefined && { speed: o.speed }),
-    ...(o.emotion !== undefined && { emotion: o.emotion }),
+    ...defined({ speed: o.speed, emotion: o.emotion }),
     // The HTTP routes say their PCM layout only with the audio: announce the service's in `ready`.
     ...(o.pcm && { pcm: o.pcm }),
     // Taking over a wav stream that already sent its header: no second header.
@@ -138,8 +138,7 @@ export async function createSpeechStream(config: ServiceConfig, options: SpeechO
     transport: createTransport(choice === 'auto' ? 'realtime' : choice, config, resolved),
     ...(choice === 'auto' && { fallback: ({ bytesEmitted }: { bytesEmitted: number }) => createTransport('sync', config, resolved, bytesEmitted > 0) }),
     ...(options.segmenter && { segmenter: options.segmenter }),
-    ...(options.maxBufferedChars !== undefined && { maxBufferedChars: options.maxBufferedChars }),
-    ...(options.maxBufferedAudioBytes !== undefined && { maxBufferedAudioBytes: options.maxBufferedAudioBytes }),
+    ...defined({ maxBufferedChars: options.maxBufferedChars, maxBufferedAudioBytes: options.maxBufferedAudioBytes }),
     ...(options.signal && { signal: options.signal }),
   };
   return new SpeechStream(streamOptions);
@@ -184,9 +183,7 @@ export function createSpeechPool(config: ServiceConfig, options: SpeechPoolOptio
   const pool = new ConnectionPool({
     wsUrl: config.wsUrl,
     apiKey: config.apiKey,
-    ...(spare !== undefined && { spare }),
-    ...(maxIdleMs !== undefined && { maxIdleMs }),
-    ...(defaults.realtime?.connectTimeoutMs !== undefined && { connectTimeoutMs: defaults.realtime.connectTimeoutMs }),
+    ...defined({ spare, maxIdleMs, connectTimeoutMs: defaults.realtime?.connectTimeoutMs }),
   });
   // Discovery once for the pool's life, not once per turn.
   let discovered: Promise<{ capabilities: Capabilities | null; model: string; voiceId: string }> | undefined;

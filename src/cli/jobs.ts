@@ -20,6 +20,7 @@ import { ExitCode, note, type Io } from './io.js';
 import { checkOutPath } from './out-path.js';
 import { formatOfPath, writeAudioOut } from './audio-out.js';
 import { openService } from './service.js';
+import { defined } from '../defined.js';
 
 interface Options {
   voice?: string;
@@ -104,7 +105,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
         const format = values.format ?? formatOfPath(values.out);
         const speed = numberOption(values.speed, 'speed', 0.5, 2);
         const voiceId = values.voice ?? (await defaultVoice(service.config, model));
-        const { job, recovered } = await client.jobs.createOrRecover({ text, voiceId, modelId: model, ...(format && { format }), ...(speed !== undefined && { speed }) });
+        const { job, recovered } = await client.jobs.createOrRecover({ text, voiceId, modelId: model, ...defined({ format, speed }) });
         if (recovered) note(io, `found the job created by an earlier attempt (${job.id}); not resubmitted`);
         let final = job;
         if (values.wait || values.out) final = await client.jobs.wait(job.id, poll);
@@ -118,7 +119,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
       case 'list': {
         const limit = numberOption(values.limit, 'limit', 1, 100);
         const page = numberOption(values.page, 'page', 1);
-        const result = await client.jobs.list({ ...(limit !== undefined && { limit }), ...(page !== undefined && { page }), ...(values.status && { status: values.status }) });
+        const result = await client.jobs.list(defined({ limit, page, status: values.status }));
         print({ items: result.items.map(view), hasMore: result.hasMore });
         return ExitCode.ok;
       }

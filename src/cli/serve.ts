@@ -13,6 +13,7 @@ import { choice, numberOption, UsageError } from './args.js';
 import { Option, type CliCommand } from './command.js';
 import { ENGINE_CHOICES, type EngineChoice } from './say.js';
 import { ExitCode, note, type Io } from './io.js';
+import { defined } from '../defined.js';
 
 interface Options {
   host?: string;
@@ -76,7 +77,7 @@ async function openStore(dataDir: string | undefined, databaseUrl: string | unde
   if (dataDir !== undefined) return (await import('../server/store/pglite.js')).PgliteStore.open(dataDir);
   if (databaseUrl === undefined) return undefined;
   const { PostgresStore } = await import('../server/store/postgres.js');
-  return PostgresStore.open(databaseUrl, { ...(schema !== undefined && { schema }), onError: (err) => note(io, `database connection failed: ${err instanceof Error ? err.message : String(err)}; changes from now on are not kept`) });
+  return PostgresStore.open(databaseUrl, { ...defined({ schema }), onError: (err) => note(io, `database connection failed: ${err instanceof Error ? err.message : String(err)}; changes from now on are not kept`) });
 }
 
 async function serve(values: Options, io: Io, signals: NodeJS.EventEmitter = process): Promise<number> {
@@ -97,18 +98,20 @@ async function serve(values: Options, io: Io, signals: NodeJS.EventEmitter = pro
   if (values.ephemeral && (values.data !== undefined || values.database !== undefined)) throw new UsageError('--ephemeral keeps nothing; it cannot be combined with --data or --database');
   const databaseUrl = values.database ?? (values.ephemeral ? undefined : io.env['VOXPIPE_DATABASE_URL'] || undefined);
   const store = await openStore(values.data, databaseUrl, values.databaseSchema, io);
-  const server = await startServer({
-    ...(store && { store }),
-    ...(values.host !== undefined && { host: values.host }),
-    ...(port !== undefined && { port }),
-    ...(engine !== undefined && { engine }),
-    ...(values.accounts !== undefined && { accounts: await loadAccounts(values.accounts) }),
-    ...(faults !== undefined && { faults }),
-    ...(values.allowPrivateUrls && { allowPrivateUrls: true }),
-    ...(rateLimit !== undefined && { rateLimit: { requestsPerSecond: rateLimit } }),
-    ...(dialect !== undefined && { dialect }),
-    ...(values.demo && { demo: true }),
-  });
+  const server = await startServer(
+    defined({
+      store,
+      host: values.host,
+      port,
+      engine,
+      accounts: values.accounts === undefined ? undefined : await loadAccounts(values.accounts),
+      faults,
+      allowPrivateUrls: values.allowPrivateUrls,
+      rateLimit: rateLimit === undefined ? undefined : { requestsPerSecond: rateLimit },
+      dialect,
+      demo: values.demo,
+    }),
+  );
   io.stdout.write(`${JSON.stringify({ event: 'listening', baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl })}\n`);
   note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${server.ctx.dialect.name}`);
   if (values.demo) note(io, `demo at ${server.rootUrl}/demo (open it in a browser; it speaks for the first account)`);

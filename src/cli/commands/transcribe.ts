@@ -13,6 +13,7 @@ import { intervalOption, jsonOption, Option, type CliCommand } from '../command.
 import { ExitCode, type Io } from '../io.js';
 import { openService } from '../service.js';
 import { clientOf, LocalFiles, pollOptionsOf } from './media-shared.js';
+import { defined } from '../../defined.js';
 
 interface Options {
   model?: string;
@@ -44,12 +45,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
   try {
     const audioUrl = await files.urlOf(positionals[0]!, 'audio');
     const client = clientOf(service.config);
-    const handle = await client.asr.submit({
-      audioUrl,
-      ...(values.model !== undefined && { model: values.model }),
-      ...(values.language !== undefined && { language: values.language }),
-      ...(durationSeconds !== undefined && { durationSeconds }),
-    });
+    const handle = await client.asr.submit(defined({ audioUrl, model: values.model, language: values.language, durationSeconds }));
     const task: AsrTask = await handle.result(pollOptionsOf<AsrTask>(service, io, 'transcription', values.intervalMs));
     const transcript = task.transcript ?? '';
     if (values.json) {
