@@ -47,16 +47,19 @@ export async function openService(options: OpenServiceOptions = {}): Promise<Ser
   const config = configFromEnv(env);
   if (config) return { config, embedded: undefined, dataDir: undefined, close: async () => undefined };
   const apiKey = env['VOXPIPE_API_KEY'] || LOCAL_DEV_API_KEY;
-  const { startServer, tasksIdle } = await import('./server/index.js');
-  // The store opens while the engine starts (startServer awaits both).
+  // The speech engine starts in its worker thread (loading eSpeak, ~0.3 s)
+  // while this thread loads the server's modules, and the store opens
+  // meanwhile too (startServer awaits both).
+  const { createEngine } = await import('./server/engines/index.js');
+  // One process, usually one request: warming the engine up would cost more than it saves.
+  const engine = createEngine(options.engine ?? 'auto', { warmUpRounds: 0 });
   const store = options.dataDir === undefined ? undefined : openDataDir(options.dataDir, options);
   let server: ReferenceServer;
   try {
+    const { startServer } = await import('./server/index.js');
     server = await startServer({
       ...(store && { store }),
-      engine: options.engine ?? 'auto',
-      // One process, usually one request: warming the engine up would cost more than it saves.
-      engineWarmUpRounds: 0,
+      engine,
       accounts: [{ apiKey, userId: 'local-dev' }],
       // The embedded server serves only this process: local files and loopback URLs are fine as inputs.
       allowPrivateUrls: true,
@@ -69,12 +72,14 @@ export async function openService(options: OpenServiceOptions = {}): Promise<Ser
   } catch (err) {
     // The engine failed after the store opened: let go of the data directory.
     await (await store?.catch(() => undefined))?.close?.();
+    // startServer closes an engine it got, unless it failed before taking it.
+    await (await engine.catch(() => undefined))?.close();
     throw err;
   }
   if (server.ctx.engine.name === 'tone' && options.engine !== 'tone') {
     options.onNote?.('no service configured and espeak is not installed: the embedded server speaks with the tone engine (npm install @echogarden/espeak-ng-emscripten for real speech)');
   }
-  const { PgliteStore } = await import('./server/index.js');
+  const { PgliteStore, tasksIdle } = await import('./server/index.js');
   return {
     config: serviceConfigOf(server, apiKey),
     embedded: server,

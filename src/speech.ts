@@ -18,7 +18,7 @@ import { SimpleSession } from './realtime/simple-session.js';
 import type { PartialSegmentPolicy } from './realtime/reliable/types.js';
 import { SpeechStream, type SpeechStreamOptions } from './stream/speech-stream.js';
 import { AbortError, type VoxpipeError } from './errors.js';
-import type { SegmentTransport } from './transport.js';
+import type { SegmentTransport, TransportChoice } from './transport.js';
 import { SyncTransport } from './stream/transports/sync.js';
 import { AsyncTransport } from './stream/transports/async.js';
 import { CompatTransport } from './stream/transports/compat.js';
@@ -32,8 +32,7 @@ export type RealtimeTuning = Partial<
   Pick<ReliableSessionOptions, 'connectTimeoutMs' | 'startTimeoutMs' | 'progressTimeoutMs' | 'maxRetries' | 'maxResumeMs' | 'backoff' | 'reorderWindowFrames' | 'keepAliveMs'>
 >;
 
-export const TRANSPORT_CHOICES = ['auto', 'realtime', 'sync', 'async', 'compat'] as const;
-export type TransportChoice = (typeof TRANSPORT_CHOICES)[number];
+export { TRANSPORT_CHOICES, type TransportChoice } from './transport.js';
 
 export interface SpeechOptions {
   /** Public voice id; default the one the deployment names for the model (see `discovery.defaultVoice`). */

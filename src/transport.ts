@@ -10,6 +10,10 @@ import type { EventEmitter } from 'eventemitter3';
 import type { AudioChunk, AudioFormat, PcmInfo } from './protocol/audio.js';
 import type { VoxpipeError } from './errors.js';
 
+/** What `transport` of a speech stream may name: realtime, the HTTP routes, or `auto` (realtime failing over to sync HTTP). */
+export const TRANSPORT_CHOICES = ['auto', 'realtime', 'sync', 'async', 'compat'] as const;
+export type TransportChoice = (typeof TRANSPORT_CHOICES)[number];
+
 export const TransportName = {
   realtime: 'realtime',
   sync: 'sync',

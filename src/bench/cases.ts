@@ -39,6 +39,13 @@ export const DEFAULT_BENCH_TRANSPORTS: readonly BenchTransport[] = [
  * previous request) before the timer starts when the text is written.
  */
 export const Variant = { cold: 'cold', warm: 'warm' } as const;
+
+/** Measured runs per case when not given. */
+export const DEFAULT_RUNS = 20;
+/** Discarded warm-up runs per case when not given. */
+export const DEFAULT_WARMUP = 3;
+/** Longest a run may take before its streams are aborted, when not given. */
+export const DEFAULT_RUN_TIMEOUT_MS = 120_000; // 2 min: a long text over async HTTP polls for a while
 export type Variant = (typeof Variant)[keyof typeof Variant];
 
 /** What to sweep over. */

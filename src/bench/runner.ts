@@ -8,6 +8,7 @@
 import type { ServiceConfig } from '../config.js';
 import type { BenchCase } from './cases.js';
 import { runCase, type RunSample } from './probe.js';
+import { DEFAULT_RUN_TIMEOUT_MS, DEFAULT_RUNS, DEFAULT_WARMUP } from './cases.js';
 
 export interface RunnerOptions {
   /** Measured runs per case; default 20. */
@@ -37,11 +38,6 @@ export interface CaseSamples {
   wallMs: number;
 }
 
-/** Measured runs per case when not given. */
-export const DEFAULT_RUNS = 20;
-/** Discarded warm-up runs per case when not given. */
-export const DEFAULT_WARMUP = 3;
-export const DEFAULT_RUN_TIMEOUT_MS = 120_000; // 2 min: a long text over async HTTP polls for a while
 
 /** The order of one round: every case once, rotated by `round`. */
 export function roundOrder(n: number, round: number): number[] {

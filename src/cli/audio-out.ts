@@ -9,7 +9,6 @@ import { stat, writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { AUDIO_FORMATS } from '../protocol/audio.js';
-import { openFileSink } from '../sinks/index.js';
 import { parseWavHeader } from '../sinks/wav-header.js';
 import { note, type Io } from './io.js';
 
@@ -53,6 +52,7 @@ export async function writeAudioOut(out: string, file: { data: Buffer; contentTy
   const header = source === 'wav' ? parseWavHeader(file.data) : undefined;
   // The decoders read the real layout of mp3 and opus; these numbers only seed them.
   const info = { format: source, ...(header?.pcm ?? { sampleRate: 24_000, channels: 1, bitDepth: 16 }) };
+  const { openFileSink } = await import('../sinks/index.js');
   const sink = openFileSink(out, info);
   await pipeline(Readable.from([file.data]), sink);
   await sink.done;

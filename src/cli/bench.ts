@@ -8,22 +8,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { AUDIO_FORMATS, type AudioFormat } from '../protocol/audio.js';
-import {
-  BENCH_TEXT_NAMES,
-  BENCH_TRANSPORTS,
-  DEFAULT_BENCH_TRANSPORTS,
-  DEFAULT_RUN_TIMEOUT_MS,
-  DEFAULT_RUNS,
-  DEFAULT_WARMUP,
-  formatTable,
-  ProgressBar,
-  renderPlot,
-  runBenchmark,
-  Variant,
-  type BenchTextName,
-  type BenchTransport,
-  type CaseAxes,
-} from '../bench/index.js';
+import { BENCH_TRANSPORTS, DEFAULT_BENCH_TRANSPORTS, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_RUNS, DEFAULT_WARMUP, Variant, type BenchTransport, type CaseAxes } from '../bench/cases.js';
+import { BENCH_TEXT_NAMES, type BenchTextName } from '../bench/texts.js';
 import { choice, numberOption, UsageError } from './args.js';
 import { Option, type CliCommand } from './command.js';
 import { ENGINE_CHOICES, type EngineChoice } from './say.js';
@@ -138,6 +124,7 @@ async function bench(values: Options, io: Io): Promise<number> {
   const transports: readonly BenchTransport[] = axes.transports;
 
   // The embedded server's note (tone because espeak is missing) only when the engine was not chosen.
+  const { formatTable, ProgressBar, renderPlot, runBenchmark } = await import('../bench/index.js');
   const service = await openService({ env: io.env, ...(engine ? { engine } : { onNote: (text: string) => note(io, text) }) });
   try {
     const showProgress = values.progress === true || (io.stderr as { isTTY?: boolean }).isTTY === true;

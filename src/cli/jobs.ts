@@ -13,7 +13,6 @@ import type { TtsJob } from '../http/resources/jobs.js';
 import type { JobEvent } from '../http/job-handle.js';
 import { AUDIO_FORMATS, type AudioFormat } from '../protocol/audio.js';
 import { DEFAULT_MODEL } from '../protocol/constants.js';
-import { defaultVoice } from '../speech.js';
 import { numberOption, UsageError } from './args.js';
 import { intervalOption, jsonOption, Option, type CliCommand } from './command.js';
 import { ExitCode, note, type Io } from './io.js';
@@ -104,7 +103,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
         const model = values.model ?? DEFAULT_MODEL;
         const format = values.format ?? formatOfPath(values.out);
         const speed = numberOption(values.speed, 'speed', 0.5, 2);
-        const voiceId = values.voice ?? (await defaultVoice(service.config, model));
+        const voiceId = values.voice ?? (await (await import('../speech.js')).defaultVoice(service.config, model));
         const { job, recovered } = await client.jobs.createOrRecover({ text, voiceId, modelId: model, ...defined({ format, speed }) });
         if (recovered) note(io, `found the job created by an earlier attempt (${job.id}); not resubmitted`);
         let final = job;

@@ -15,8 +15,9 @@ import { UnavailableError } from '../errors.js';
 import { AUDIO_FORMATS, type AudioFormat } from '../protocol/audio.js';
 import { DEFAULT_MODEL } from '../protocol/constants.js';
 import type { Writable } from 'node:stream';
-import { openFileSink, openPlaybackSink, StdoutSink, type Sink } from '../sinks/index.js';
-import { createSpeechStream, TRANSPORT_CHOICES, type SpeechOptions } from '../speech.js';
+import type { Sink } from '../sinks/index.js';
+import type { SpeechOptions } from '../speech.js';
+import { TRANSPORT_CHOICES } from '../transport.js';
 import type { SpeechStream } from '../stream/speech-stream.js';
 import { numberOption, UsageError } from './args.js';
 import { Option, type CliCommand, type Command } from './command.js';
@@ -103,6 +104,7 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 async function openSink(speech: SpeechStream, out: string | undefined, io: Io): Promise<{ sink: Sink; where: string }> {
+  const { openFileSink, openPlaybackSink, StdoutSink } = await import('../sinks/index.js');
   const info = await speech.open();
   const audio = { format: info.format, sampleRate: info.sampleRate, channels: info.channels, bitDepth: info.bitDepth };
   if (out === '-') return { sink: new StdoutSink({ output: io.stdout as Writable }), where: '-' };
@@ -136,7 +138,14 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
   if (values.out !== undefined) await checkOutPath(values.out);
 
   const started = performance.now();
-  const service = await openService(io, engine ? { engine } : {});
+  // The embedded server (its import, the speech engine's start in a worker)
+  // first; the client's modules load meanwhile: the CLI loads only what its
+  // command uses, when it uses it.
+  const opening = openService(io, engine ? { engine } : {});
+  const [service, { createSpeechStream }] = await Promise.all([opening, import('../speech.js')]).catch(async (err: unknown) => {
+    await opening.then((s) => s.close()).catch(() => undefined);
+    throw err;
+  });
   try {
     const options: SpeechOptions = { format, transport, mode };
     if (values.voice !== undefined) options.voiceId = values.voice;

@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { DIALECTS } from '../server/dialect.js';
-import { startServer, type AccountSeed } from '../server/index.js';
+import type { AccountSeed } from '../server/index.js';
 import type { FaultPlan } from '../server/faults.js';
 import type { SqlStore } from '../server/store/sql.js';
 import { choice, numberOption, UsageError } from './args.js';
@@ -98,6 +98,7 @@ async function serve(values: Options, io: Io, signals: NodeJS.EventEmitter = pro
   if (values.ephemeral && (values.data !== undefined || values.database !== undefined)) throw new UsageError('--ephemeral keeps nothing; it cannot be combined with --data or --database');
   const databaseUrl = values.database ?? (values.ephemeral ? undefined : io.env['VOXPIPE_DATABASE_URL'] || undefined);
   const store = await openStore(values.data, databaseUrl, values.databaseSchema, io);
+  const { startServer } = await import('../server/index.js');
   const server = await startServer(
     defined({
       store,

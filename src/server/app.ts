@@ -6,7 +6,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { registerSecret } from '../errors.js';
 import { LOCAL_DEV_API_KEY } from '../config.js';
-import { createEngine, type EngineChoice } from './engines/index.js';
+import { defined } from '../defined.js';
+import { createEngine, type EngineChoice, type SpeechEngine } from './engines/index.js';
 import { supportedFormats } from './audio/encoder.js';
 import { errorBody, newId, stderrLog, type ServerContext, type ServerLog, type ServerUrls } from './context.js';
 import { createDemoModule } from './demo/index.js';
@@ -43,8 +44,12 @@ export interface ServerOptions {
   host?: string;
   /** Default 0 (any free port). */
   port?: number;
-  /** Default 'auto': espeak when installed, else tone. */
-  engine?: EngineChoice;
+  /**
+   * Default 'auto': espeak when installed, else tone. An engine (or its
+   * promise: one already starting in its worker while the server's modules
+   * load) is the server's from then on: it closes it.
+   */
+  engine?: EngineChoice | SpeechEngine | Promise<SpeechEngine>;
   /** Default: one account with key VOXPIPE_API_KEY or `sk-local-dev`. */
   accounts?: AccountSeed[];
   /** Faults armed at start (tests); default none. */
@@ -148,7 +153,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
   const dialect = dialectOf(options.dialect); // an unknown name fails before anything starts
   const [opened, started] = await Promise.allSettled([
     options.store ?? new MemoryStore(),
-    createEngine(options.engine ?? 'auto', options.engineWarmUpRounds !== undefined ? { warmUpRounds: options.engineWarmUpRounds } : {}),
+    typeof options.engine === 'object' ? options.engine : createEngine(options.engine ?? 'auto', defined({ warmUpRounds: options.engineWarmUpRounds })),
   ]);
   if (opened.status === 'rejected') {
     if (started.status === 'fulfilled') await started.value.close();

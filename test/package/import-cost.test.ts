@@ -34,6 +34,13 @@ describe('import cost', () => {
     expect(loaded.filter((u) => u.includes('/dist/server/'))).toEqual([]);
   });
 
+  it('the CLI loads what its command uses when it runs: parsing and --help load no server, stream, realtime or sink module', () => {
+    const loaded = modulesLoadedBy(`await import(${JSON.stringify(pathToFileURL(join(root, 'dist/cli/main.js')).href)})`);
+    expect(loaded.some((u) => u.includes('/dist/cli/main.js'))).toBe(true);
+    const heavy = loaded.filter((u) => /\/dist\/(server\/(?!dialect\.js)|stream\/|realtime\/|sinks\/(?!wav-header\.js|types\.js)|speech\.js|bench\/(?!cases\.js|texts\.js|capabilities\.js))/.test(u));
+    expect(heavy).toEqual([]);
+  });
+
   it("import('voxpipe/server') does load it (the check can fail)", () => {
     const loaded = modulesLoadedBy(`await import(${JSON.stringify(pathToFileURL(join(root, 'dist/server/index.js')).href)})`);
     expect(loaded.filter((u) => u.includes('/dist/server/')).length).toBeGreaterThan(50);
