@@ -59,5 +59,4 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
   return { apiKey, ...deriveUrls(baseUrl, given) };
 }
 
-/** The API key of the reference server's development account (`DEV_API_KEY` of `voxpipe/server`). */
-export const LOCAL_DEV_API_KEY = 'sk-local-dev';
+export { LOCAL_DEV_API_KEY } from './protocol/constants.js';

@@ -4,7 +4,8 @@
  * in-process on a free loopback port (the embedded default). The CLI and the
  * examples start this way, so they run with no configuration.
  */
-import { configFromEnv, LOCAL_DEV_API_KEY, type ServiceConfig } from './config.js';
+import { configFromEnv, type ServiceConfig } from './config.js';
+import { LOCAL_DEV_API_KEY } from './protocol/constants.js';
 import { redact } from './errors.js';
 // Types only: `import 'voxpipe'` must not load the reference server (about
 // 110 modules); `openService()` imports it on demand when nothing is configured.

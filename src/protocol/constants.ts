@@ -63,3 +63,6 @@ export function isRecoverableClose(code: number): boolean {
 /** Optional `start.request` fields that exist only where a provider's capabilities list them. */
 export const PROVIDER_PARAMETERS = ['latency', 'emotion', 'instructions', 'optimize_instructions'] as const;
 export type ProviderParameter = (typeof PROVIDER_PARAMETERS)[number];
+
+/** The API key of the reference server's development account: what it accepts, and what the client's embedded default sends, when VOXPIPE_API_KEY is not set. */
+export const LOCAL_DEV_API_KEY = 'sk-local-dev';

@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { registerSecret } from '../errors.js';
-import { LOCAL_DEV_API_KEY } from '../config.js';
+import { LOCAL_DEV_API_KEY } from '../protocol/constants.js';
 import { defined } from '../defined.js';
 import { createEngine, type EngineChoice, type SpeechEngine } from './engines/index.js';
 import { supportedFormats } from './audio/encoder.js';
