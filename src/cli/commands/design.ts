@@ -16,6 +16,7 @@ import { ExitCode, note, type Io } from '../io.js';
 import { openService } from '../service.js';
 import { writeAudioOut } from '../audio-out.js';
 import { checkOutPath } from '../out-path.js';
+import { defined } from '../../defined.js';
 
 
 /** Spoken by the previews when --preview-text is not given. */
@@ -71,8 +72,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
       const design = await client.voiceDesigns.create({
         prompt: rest.join(' '),
         previewText: values.previewText ?? DEFAULT_PREVIEW_TEXT,
-        ...(values.provider && { providers: values.provider }),
-        ...(values.idempotencyKey !== undefined && { idempotencyKey: values.idempotencyKey }),
+        ...defined({ providers: values.provider, idempotencyKey: values.idempotencyKey }),
       });
       if (service.embedded && service.dataDir === undefined) note(io, 'this design lives in this invocation\'s in-memory server only (--ephemeral); without it, or with VOXPIPE_BASE_URL, you can preview and save it later');
       print({ ...design.raw, idempotencyKey: design.idempotencyKey });
@@ -91,7 +91,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
     const saved = await client.voiceDesigns.save(designId, {
       candidateId,
       name: values.name!,
-      ...(values.idempotencyKey !== undefined && { idempotencyKey: values.idempotencyKey }),
+      ...defined({ idempotencyKey: values.idempotencyKey }),
     });
     if (values.json) print({ ...saved.raw, idempotencyKey: saved.idempotencyKey });
     else {

@@ -13,6 +13,7 @@ import { intervalOption, jsonOption, mediaOutOption, Option, type CliCommand } f
 import { ExitCode, type Io } from '../io.js';
 import { openService } from '../service.js';
 import { checkOutput, clientOf, LocalFiles, mediaSummary, noteWritten, pollOptionsOf, writeResult } from './media-shared.js';
+import { defined } from '../../defined.js';
 
 interface Options {
   audio: string;
@@ -55,8 +56,7 @@ async function run(values: Options, io: Io): Promise<number> {
     const handle = await client.lipsync.tasks.submit({
       ...visual,
       audioUrl,
-      ...(values.model !== undefined && { model: values.model }),
-      ...(durationSeconds !== undefined && { durationSeconds }),
+      ...defined({ model: values.model, durationSeconds }),
     });
     const task: MediaTask = await handle.result(pollOptionsOf<MediaTask>(service, io, 'lip-sync task', values.intervalMs));
     const file = await client.lipsync.tasks.download(task);

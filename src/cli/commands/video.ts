@@ -13,6 +13,7 @@ import { intervalOption, jsonOption, mediaOutOption, Option, type CliCommand } f
 import { ExitCode, type Io } from '../io.js';
 import { openService } from '../service.js';
 import { checkOutput, clientOf, defaultModelOf, LocalFiles, mediaSummary, noteWritten, pollOptionsOf, writeResult } from './media-shared.js';
+import { defined } from '../../defined.js';
 
 interface Options {
   model?: string;
@@ -59,9 +60,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
     const handle = await client.videos.jobs.submit({
       prompt,
       model,
-      ...(seconds !== undefined && { seconds }),
-      ...(values.size !== undefined && { size: values.size }),
-      ...(references.length > 0 && { references }),
+      ...defined({ seconds, size: values.size, references: references.length > 0 ? references : undefined }),
     });
     const task: MediaTask = await handle.result(pollOptionsOf<MediaTask>(service, io, 'video job', values.intervalMs));
     const file = await client.videos.jobs.download(task);
