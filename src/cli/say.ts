@@ -70,7 +70,11 @@ export const sayCommand: CliCommand<Options> = {
 export const speakCommand: CliCommand<Options> = {
   name: 'speak',
   summary: 'speak standard input as it arrives, each sentence as soon as it is complete (llm | voxpipe speak)',
-  declare: declareSpeechOptions,
+  declare(cmd) {
+    declareSpeechOptions(cmd);
+    // A text argument gets our message (use say), not commander's "too many arguments".
+    cmd.allowExcessArguments();
+  },
   run: (args, values, io) => run(args, values, io, true),
 };
 

@@ -55,6 +55,9 @@ describe('help and version', () => {
     expect(await main(['say', 'Hi.', '--format', 'flac'], choice)).toBe(2);
     expect(choice.err()).toMatch(/^voxpipe: error invalid_arguments: option '-f, --format <F>' argument 'flac' is invalid\. Allowed choices are pcm, wav, mp3, opus\./);
     expect(option.out() + choice.out()).toBe('');
+    const speak = fakeIo({});
+    expect(await main(['speak', 'Hello'], speak)).toBe(2);
+    expect(speak.err()).toMatch(/^voxpipe: error invalid_arguments: speak reads standard input; use `voxpipe say TEXT`/);
   });
 
   it('--version prints the version of package.json', async () => {
