@@ -10,6 +10,7 @@ import { redact } from './errors.js';
 // Types only: `import 'voxpipe'` must not load the reference server (about
 // 110 modules); `openService()` imports it on demand when nothing is configured.
 import type { ReferenceServer, Store } from './server/index.js';
+import type { EngineChoice } from './server/engines/choices.js';
 
 export interface Service {
   config: ServiceConfig;
@@ -24,7 +25,7 @@ export interface OpenServiceOptions {
   /** Default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** Engine of the embedded server; default `auto` (espeak when installed, else tone). */
-  engine?: 'espeak' | 'tone' | 'auto';
+  engine?: EngineChoice;
   /** Told about the embedded server's choices (e.g. falling back to tone); default silent. */
   onNote?: (text: string) => void;
   /**

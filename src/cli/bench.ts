@@ -12,7 +12,7 @@ import { BENCH_TRANSPORTS, DEFAULT_BENCH_TRANSPORTS, DEFAULT_RUN_TIMEOUT_MS, DEF
 import { BENCH_TEXT_NAMES, type BenchTextName } from '../bench/texts.js';
 import { choice, numberOption, UsageError } from './args.js';
 import { Option, type CliCommand } from './command.js';
-import { ENGINE_CHOICES, type EngineChoice } from './say.js';
+import { ENGINE_CHOICES, type EngineChoice } from '../server/engines/choices.js';
 import { ExitCode, note, type Io } from './io.js';
 import { openService } from '../service.js';
 

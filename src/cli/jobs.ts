@@ -36,6 +36,8 @@ interface Options {
 }
 
 const ACTIONS = ['create', 'get', 'list', 'wait', 'download'] as const;
+type Action = (typeof ACTIONS)[number];
+const isAction = (word: string | undefined): word is Action => (ACTIONS as readonly (string | undefined)[]).includes(word);
 
 export const command: CliCommand<Options> = {
   name: 'jobs',
@@ -82,7 +84,7 @@ function progress(io: Io): ((e: JobEvent<TtsJob>) => void) | undefined {
 
 async function run(positionals: string[], values: Options, io: Io): Promise<number> {
   const [action, ...rest] = positionals;
-  if (!(ACTIONS as readonly (string | undefined)[]).includes(action)) throw new UsageError(`jobs needs one of ${ACTIONS.join(', ')} (got ${JSON.stringify(action ?? '')})`);
+  if (!isAction(action)) throw new UsageError(`jobs needs one of ${ACTIONS.join(', ')} (got ${JSON.stringify(action ?? '')})`);
   const intervalMs = numberOption(values.intervalMs, 'interval-ms', 10, 60_000);
   const poll = { ...(intervalMs !== undefined && { intervalMs, maxIntervalMs: Math.max(intervalMs, 5_000) }), onProgress: progress(io) };
   const print = (value: unknown) => io.stdout.write(`${values.json ? JSON.stringify(value) : JSON.stringify(value, null, 2)}\n`);
@@ -131,8 +133,6 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
         await download(client, job, values.out, io);
         return ExitCode.ok;
       }
-      default:
-        throw new UsageError(`jobs needs one of ${ACTIONS.join(', ')} (got ${JSON.stringify(action ?? '')})`);
     }
   } finally {
     await service.close();

@@ -102,7 +102,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     if (err instanceof CommanderError) {
       // --help, --version: printed on standard output already.
       if (err.exitCode === 0) return ExitCode.ok;
-      err = new UsageError(`${err.message.replace(/^error: /, '').replace(/\n/g, ' ')} (voxpipe ${commandOf(argv) ?? ''}--help says what it takes)`.replace('  ', ' '));
+      err = new UsageError(`${err.message.replace(/^error: /, '').replace(/\n/g, ' ')} (voxpipe ${commandOf(argv) ?? ''}--help says what it takes)`);
     }
     io.stderr.write(`${errorLine(err)}\n`);
     return classifyFailure(err, err instanceof UsageError ? ExitCode.usage : undefined).exit;

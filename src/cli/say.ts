@@ -17,6 +17,7 @@ import { DEFAULT_MODEL } from '../protocol/constants.js';
 import type { Writable } from 'node:stream';
 import type { Sink } from '../sinks/index.js';
 import type { SpeechOptions } from '../speech.js';
+import { ENGINE_CHOICES, type EngineChoice } from '../server/engines/choices.js';
 import { TRANSPORT_CHOICES } from '../transport.js';
 import type { SpeechStream } from '../stream/speech-stream.js';
 import { numberOption, UsageError } from './args.js';
@@ -36,10 +37,6 @@ interface Options {
   json?: boolean;
   engine?: EngineChoice;
 }
-
-/** The embedded server's speech engines (`auto`: espeak when installed, else tone). */
-export const ENGINE_CHOICES = ['espeak', 'tone', 'auto'] as const;
-export type EngineChoice = (typeof ENGINE_CHOICES)[number];
 
 /** The options of say and speak. */
 function declareSpeechOptions(cmd: Command): void {

@@ -11,7 +11,7 @@ import type { FaultPlan } from '../server/faults.js';
 import type { SqlStore } from '../server/store/sql.js';
 import { choice, numberOption, UsageError } from './args.js';
 import { Option, type CliCommand } from './command.js';
-import { ENGINE_CHOICES, type EngineChoice } from './say.js';
+import { ENGINE_CHOICES, type EngineChoice } from '../server/engines/choices.js';
 import { ExitCode, note, type Io } from './io.js';
 import { defined } from '../defined.js';
 

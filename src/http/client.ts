@@ -12,7 +12,7 @@
 import { ApiError, ConnectionError, registerSecret, TimeoutError, VoxpipeError } from '../errors.js';
 import { apiErrorFromResponse, requestIdFromHeaders } from './api-error.js';
 import { decideRetry, DEFAULT_BACKOFF, HttpMethod, isResendSafe, parseRetryAfterMs, type RetryPolicy } from './retry.js';
-import pRetry, { AbortError as StopRetrying } from 'p-retry';
+import pRetry from 'p-retry';
 import { abortErrorOf, sleep as defaultSleep, type SleepFn } from './sleep.js';
 
 export { ClientErrorCode } from '../protocol/codes.js';
@@ -247,16 +247,14 @@ export class HttpClient {
         const attempted = await this.#attempt(method, url, headers, encoded.body, options, context);
         if (!(attempted instanceof Failed)) return { value: attempted, retries: attemptNumber - 1 };
         retryAfterMs = attempted.retryAfterMs;
-        const { error } = attempted;
-        // Errors of our own (invalid JSON, too many redirects) are not transient: no retry.
-        const noAnswer = error instanceof ConnectionError || error instanceof TimeoutError;
-        throw noAnswer || error instanceof ApiError ? error : new StopRetrying(error);
+        throw attempted.error;
       },
       {
         retries: policy.maxRetries,
         minTimeout: 0,
         onFailedAttempt: async ({ error: failure, attemptNumber }) => {
-          // Anything #attempt threw rather than returned is a bug of ours: never resent.
+          // Only a service's answer or no answer may be retried; errors of our own (invalid
+          // JSON, too many redirects, anything #attempt threw) are not transient.
           if (!(failure instanceof ApiError || failure instanceof ConnectionError || failure instanceof TimeoutError)) throw failure;
           const attempt = attemptNumber - 1; // retries made so far
           const status = failure instanceof ApiError ? failure.status : undefined;

@@ -6,14 +6,13 @@ import { UnavailableError } from '../../errors.js';
 import { EspeakEngine, espeakAvailable } from './espeak.js';
 import { ToneEngine } from './tone.js';
 import type { SpeechEngine } from './types.js';
+import type { EngineChoice } from './choices.js';
 
 export { espeakAvailable, EspeakEngine, ESPEAK_SAMPLE_RATE, type EspeakEngineOptions } from './espeak.js';
 export { ToneEngine, TONE_SAMPLE_RATE, type ToneEngineOptions } from './tone.js';
 export { EngineError, EngineErrorCode } from './errors.js';
 export { EngineName, type SpeechEngine, type SynthesisOptions, type VoiceParams } from './types.js';
-
-/** What `createEngine` accepts: an engine, or `auto` for the best one that works here. */
-export type EngineChoice = 'espeak' | 'tone' | 'auto';
+export { ENGINE_CHOICES, type EngineChoice } from './choices.js';
 
 /**
  * Creates and warms up an engine. `auto` picks `espeak` when its package is
