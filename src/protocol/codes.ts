@@ -150,8 +150,6 @@ export const LocalErrorCode = {
   addressInUse: 'address_in_use',
   /** Another process has the reference server's data directory open (one process per directory). */
   dataDirInUse: 'data_dir_in_use',
-  /** Another server process has the PostgreSQL store open (one process per store). */
-  databaseInUse: 'database_in_use',
   /** A `finish` with reason error or timeout mid-request: the status route decides what comes next. */
   requestInterrupted: 'request_interrupted',
   /** A job lost to a lost response cannot be told apart on this deployment's list (`jobs.createOrRecover`). */
@@ -248,7 +246,6 @@ const KINDS = {
   output_unwritable: 'local',
   address_in_use: 'local',
   data_dir_in_use: 'local',
-  database_in_use: 'local',
   request_interrupted: 'transient',
   recovery_unavailable: 'request',
   no_result: 'request',

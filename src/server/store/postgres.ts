@@ -5,10 +5,10 @@
  * database schema `schema` (default `public`), so one PostgreSQL can hold
  * several independent services.
  *
- * One server process per store: `open` takes a session advisory lock on the
- * schema's name and fails with `database_in_use` while another process
- * holds it. PostgreSQL releases the lock when that process's connection
- * ends, killed or not, so a restart after `kill -9` just works.
+ * Several server processes may share one store (`serve --workers N`, or
+ * `serve` on several hosts with the same URL and schema): they behave as one
+ * service (`sql.ts` says how). A process's claims live on its connection, so
+ * PostgreSQL lets go of them when the process ends, killed or not.
  */
 import { VoxpipeError, registerSecret } from '../../errors.js';
 import { LocalErrorCode } from '../../protocol/codes.js';
@@ -21,17 +21,15 @@ export interface PostgresStoreOptions {
   onError?: (error: unknown) => void;
 }
 
-export class DatabaseInUseError extends VoxpipeError {
-  override name = 'DatabaseInUseError';
-  constructor(readonly schema: string) {
-    super(LocalErrorCode.databaseInUse, `the store in database schema ${schema} is in use by another voxpipe server (one process per store; stop it, or give this one another --database-schema)`);
-  }
-}
-
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export class PostgresStore extends SqlStore {
-  /** Connect, take the store's lock, create the schema if needed and load every record. */
+  private constructor(db: SqlDatabase, readonly schema: string) {
+    // Its locks end with the connection: nothing else to release.
+    super(db, async () => undefined, { lockPrefix: `voxpipe:${schema}` });
+  }
+
+  /** Connect, create the schema if needed and load every record. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
     const schema = options.schema ?? 'public';
     if (!IDENTIFIER.test(schema)) throw new VoxpipeError(LocalErrorCode.invalidConfig, `database schema ${JSON.stringify(schema)}: use lower-case letters, digits and _`);
@@ -52,12 +50,15 @@ export class PostgresStore extends SqlStore {
       close: () => client.end(),
     };
     try {
-      const locked = (await client.query('select pg_try_advisory_lock(hashtext($1)) as locked', [`voxpipe:${schema}`])).rows as { locked: boolean }[];
-      if (!locked[0]?.locked) throw new DatabaseInUseError(schema);
-      if (schema !== 'public') await client.query(`create schema if not exists ${schema}`);
+      if (schema !== 'public') {
+        // Two processes creating it at once: one waits for the other.
+        await client.query('begin');
+        await client.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`voxpipe:${schema}:schema`]);
+        await client.query(`create schema if not exists ${schema}`);
+        await client.query('commit');
+      }
       await client.query(`set search_path to ${schema}`);
-      // The advisory lock ends with the connection: nothing else to release.
-      const store = new PostgresStore(db, async () => undefined);
+      const store = new PostgresStore(db, schema);
       await store.load();
       return store;
     } catch (err) {

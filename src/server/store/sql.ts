@@ -15,12 +15,27 @@
  * generating read `failed_retryable` (`recoverOrphans`), tasks it had
  * accepted run again (`TaskRunner`).
  *
- * Because the cache is the truth while the process runs, one server process
- * owns a store at a time; each engine enforces that (a directory lock, an
- * advisory lock). Several processes sharing one service need the store's
- * operations to be transactions in the database itself: not done yet.
+ * PGlite is held by one process (a directory lock). PostgreSQL may be shared
+ * by several server processes (`serve --workers N`, several hosts): then
+ * - every write takes a new `version` from one sequence, and writers
+ *   serialize their transactions on one advisory lock, so versions commit in
+ *   order and `sync()` (`where version > last seen`) misses none; a delete
+ *   leaves a tombstone (`value` null) for the others to see;
+ * - the server calls `sync()` before each HTTP request and each realtime
+ *   connection, so what one process acknowledged the next request sees
+ *   wherever it lands;
+ * - an account's balances are written as deltas computed in SQL, not as the
+ *   value this process last saw, so two processes charging one account at
+ *   once both count (the rest of a record: the last write wins, and each
+ *   record but the accounts has one writer at a time: the process running
+ *   its request or task);
+ * - `processes` (types.ts) gives named claims and owner liveness on session
+ *   advisory locks, which PostgreSQL releases when a process's connection
+ *   ends, killed or not: a task runs on the process holding its claim, and a
+ *   realtime request whose owner died is recovered by a live one.
  */
-import type { Account, Collection, LedgerEntry, Store } from './types.js';
+import { randomUUID } from 'node:crypto';
+import type { Account, Collection, LedgerEntry, Release, SharedProcesses, Store } from './types.js';
 import { MemoryCollection } from './memory.js';
 
 /** What both engines offer: parameterized queries in order on one connection. */
@@ -73,21 +88,44 @@ function decodeKey(text: string): string {
 
 const ACCOUNTS = 'accounts';
 const LEDGER = 'ledger';
-/** Creation order survives a restart (`seq`), as the in-memory store keeps it; an update keeps a record's place. */
+/**
+ * Creation order survives a restart (`seq`), as the in-memory store keeps it;
+ * an update keeps a record's place. `version` orders changes for `sync()`;
+ * `value` null is a deleted record (a tombstone other processes read).
+ */
 const SCHEMA = `
   create table if not exists entries (
     seq bigint generated always as identity,
     collection text not null,
     key text not null,
-    value text not null,
+    value text,
+    version bigint not null default 0,
     primary key (collection, key)
   );
   create table if not exists schema_version (version integer not null);
   -- Values are JSON with audio in base64: compressing them (TOAST's default) costs
   -- more CPU than it saves space (PGlite runs it in the server's own thread).
   alter table entries alter column value set storage external;
+  -- Version 1 had no versions and no tombstones.
+  alter table entries add column if not exists version bigint not null default 0;
+  alter table entries alter column value drop not null;
+  create sequence if not exists entries_version;
+  create index if not exists entries_by_version on entries (version);
 `;
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
+
+/** The balances of an account, which several processes change at once. */
+const BALANCES = ['credits', 'apiQuota'] as const;
+type Balances = Record<(typeof BALANCES)[number], number>;
+
+function balancesOf(account: Account): Balances {
+  return { credits: account.credits, apiQuota: account.apiQuota };
+}
+
+/** Key of one record across collections. */
+function entryKey(collection: string, key: string): string {
+  return `${collection}\u0001${key}`;
+}
 
 /** A change waiting to be written: the latest value of a key, or its deletion. */
 interface Change {
@@ -97,14 +135,36 @@ interface Change {
   value: unknown;
 }
 
+/** A change as it goes to the database, encoded when it was taken. */
+interface Prepared {
+  collection: string;
+  key: string;
+  /** Undefined: deleted. */
+  text: string | undefined;
+  /** An account's balances as written, and the change since the database's last value we know. */
+  balances?: { written: Balances; delta: Balances };
+}
+
+interface Row {
+  collection: string;
+  key: string;
+  value: string | null;
+  version: string | number;
+}
+
 type Write = (collection: string, key: string, value: unknown) => void;
 
 class PersistentCollection<T> implements Collection<T> {
   readonly #memory = new MemoryCollection<T>();
   constructor(private readonly name: string, private readonly write: Write) {}
 
+  /** Put a value read from the database (nothing to write back). */
   load(key: string, value: T): void {
     this.#memory.set(key, value);
+  }
+  /** Forget a record another process deleted. */
+  forget(key: string): void {
+    this.#memory.delete(key);
   }
   get(key: string): T | undefined {
     return this.#memory.get(key);
@@ -126,9 +186,15 @@ class PersistentCollection<T> implements Collection<T> {
   }
 }
 
+/** How a store is shared: the prefix of its advisory locks' names (one per database schema). */
+export interface SharedMode {
+  lockPrefix: string;
+}
+
 export class SqlStore implements Store {
   readonly accounts: PersistentCollection<Account>;
   readonly ledger: PersistentCollection<LedgerEntry>;
+  readonly processes: SharedProcesses | undefined;
   readonly #collections = new Map<string, PersistentCollection<unknown>>();
   readonly #db: SqlDatabase;
   /**
@@ -140,17 +206,37 @@ export class SqlStore implements Store {
   readonly #pending = new Map<string, Change>();
   #scheduled = false;
   readonly #write: Write;
-  #writes: Promise<void> = Promise.resolve();
+  /** Every database operation, one after the other (one connection). */
+  #queue: Promise<void> = Promise.resolve();
   #failed: unknown;
   readonly #release: () => Promise<void>;
   #closed: Promise<void> | undefined;
+  readonly #shared: SharedMode | undefined;
+  /** The newest version of each record this process holds (read or written). */
+  readonly #versions = new Map<string, number>();
+  /** Every version up to this one has been read (`sync`). */
+  #seen = 0;
+  /**
+   * Each account's balances as the database last had them (read or written),
+   * and the changes this process handed to the database since, not yet
+   * committed: what its cached account holds is their sum plus what it
+   * changed since the last drain. Changes go out as deltas against them.
+   */
+  readonly #known = new Map<string, Balances>();
+  readonly #inFlight = new Map<string, Balances>();
+  /** A sync queued and not started yet, which a caller arriving now can share. */
+  #nextSync: Promise<void> | undefined;
 
-  /** `release` lets go of whatever made this process the store's one owner (a lock). */
-  protected constructor(db: SqlDatabase, release: () => Promise<void>) {
+  /**
+   * `release` lets go of whatever made this process the store's owner (a
+   * lock); `shared`: several processes use the store at once.
+   */
+  protected constructor(db: SqlDatabase, release: () => Promise<void>, shared?: SharedMode) {
     this.#db = db;
     this.#release = release;
+    this.#shared = shared;
     const write: Write = (collection, key, value) => {
-      this.#pending.set(`${collection}\u0001${key}`, { collection, key, value });
+      this.#pending.set(entryKey(collection, key), { collection, key, value });
       if (this.#scheduled) return;
       this.#scheduled = true;
       setImmediate(() => this.#drain());
@@ -158,40 +244,154 @@ export class SqlStore implements Store {
     this.#write = write;
     this.accounts = new PersistentCollection<Account>(ACCOUNTS, write);
     this.ledger = new PersistentCollection<LedgerEntry>(LEDGER, write);
+    this.processes = shared && new SharedLocks(shared.lockPrefix, (work) => this.#enqueue(work), db);
   }
 
   /** Create the schema if needed and load every record into the cache. */
   protected async load(): Promise<void> {
-    await this.#db.exec(SCHEMA);
-    const version = (await this.#db.query('select version from schema_version')).rows as { version: number }[];
-    if (version.length === 0) await this.#db.query('insert into schema_version (version) values ($1)', [SCHEMA_VERSION]);
-    const rows = (await this.#db.query('select collection, key, value from entries order by seq')).rows as { collection: string; key: string; value: string }[];
-    for (const row of rows) this.#collectionOf(row.collection).load(decodeKey(row.key), decode(row.value));
+    await this.#db.query('begin');
+    try {
+      // Two processes starting at once would both create the tables.
+      if (this.#shared) await this.#db.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`${this.#shared.lockPrefix}:schema`]);
+      await this.#db.exec(SCHEMA);
+      const version = (await this.#db.query('select version from schema_version')).rows as { version: number }[];
+      if (version.length === 0) await this.#db.query('insert into schema_version (version) values ($1)', [SCHEMA_VERSION]);
+      else if (version[0]!.version < SCHEMA_VERSION) await this.#db.query('update schema_version set version = $1', [SCHEMA_VERSION]);
+      // Tombstones are for other processes to read: a store held by one process needs none.
+      if (!this.#shared) await this.#db.query('delete from entries where value is null');
+      await this.#db.query('commit');
+    } catch (err) {
+      await this.#db.query('rollback').catch(() => undefined);
+      throw err;
+    }
+    // One statement, one snapshot: every version up to the highest read is in it (writers commit in version order).
+    const rows = (await this.#db.query('select collection, key, value, version from entries order by seq')).rows as Row[];
+    for (const row of rows) this.#apply(row);
   }
 
-  /** Hand the pending changes to the database: one transaction, after the ones before it. */
+  /** Run `work` after every database operation before it. */
+  #enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const done = this.#queue.then(work);
+    this.#queue = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    return done;
+  }
+
+  /** Take a record another process wrote (or the initial load) into the cache. */
+  #apply(row: Row): void {
+    const version = Number(row.version);
+    if (version > this.#seen) this.#seen = version;
+    const key = decodeKey(row.key);
+    const id = entryKey(row.collection, key);
+    if ((this.#versions.get(id) ?? -1) >= version) return; // this process wrote it, or something newer
+    this.#versions.set(id, version);
+    const collection = this.#collectionOf(row.collection);
+    const pending = this.#pending.has(id);
+    if (row.value === null) {
+      if (!pending) collection.forget(key);
+      return;
+    }
+    const value = decode(row.value);
+    if (row.collection !== ACCOUNTS) {
+      // A record has one writer at a time: a change of ours not yet written is the newer one.
+      if (!pending) collection.load(key, value);
+      return;
+    }
+    // An account: one object per account (sessions hold it); what others
+    // changed since the database's value this process knew is added to it.
+    const account = value as Account;
+    const current = collection.get(key) as Account | undefined;
+    const known = this.#known.get(key);
+    this.#known.set(key, balancesOf(account));
+    if (!current || !known) {
+      if (!pending) collection.load(key, account);
+      return;
+    }
+    const balances = balancesOf(current);
+    Object.assign(current, account);
+    for (const field of BALANCES) current[field] = balances[field] + account[field] - known[field];
+  }
+
+  /** A pending change, encoded now (a record changed in place later is written by its next `set`). */
+  #prepare(change: Change): Prepared {
+    if (change.value === undefined) return { collection: change.collection, key: change.key, text: undefined };
+    const prepared: Prepared = { collection: change.collection, key: change.key, text: encode(change.value) };
+    const known = change.collection === ACCOUNTS ? this.#known.get(change.key) : undefined;
+    if (known) {
+      // The change since the last drain: the account less what the database has and what is on its way there.
+      const written = balancesOf(change.value as Account);
+      const inFlight = this.#inFlight.get(change.key) ?? { credits: 0, apiQuota: 0 };
+      const delta = { credits: written.credits - known.credits - inFlight.credits, apiQuota: written.apiQuota - known.apiQuota - inFlight.apiQuota };
+      this.#inFlight.set(change.key, { credits: inFlight.credits + delta.credits, apiQuota: inFlight.apiQuota + delta.apiQuota });
+      prepared.balances = { written, delta };
+    }
+    return prepared;
+  }
+
+  /** Hand the pending changes to the database: one transaction, after the operations before it. */
   #drain(): void {
     this.#scheduled = false;
     if (this.#pending.size === 0) return;
-    const batch = [...this.#pending.values()];
+    const batch = [...this.#pending.values()].map((c) => this.#prepare(c));
     this.#pending.clear();
-    this.#writes = this.#writes
-      .then(async () => {
-        await this.#db.query('begin');
-        try {
-          for (const change of batch) {
-            if (change.value === undefined) await this.#db.query('delete from entries where collection = $1 and key = $2', [change.collection, encodeKey(change.key)]);
-            else await this.#db.query('insert into entries (collection, key, value) values ($1, $2, $3) on conflict (collection, key) do update set value = excluded.value', [change.collection, encodeKey(change.key), encode(change.value)]);
+    this.#enqueue(async () => {
+      const written: { change: Prepared; version: number; value: string | null }[] = [];
+      await this.#db.query('begin');
+      try {
+        // Versions commit in the order they are taken: a reader never skips one still being written.
+        if (this.#shared) await this.#db.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`${this.#shared.lockPrefix}:writes`]);
+        for (const change of batch) {
+          const key = encodeKey(change.key);
+          let sql: string;
+          let params: unknown[];
+          if (change.text === undefined) {
+            sql = `update entries set value = null, version = nextval('entries_version') where collection = $1 and key = $2 returning version, value`;
+            params = [change.collection, key];
+          } else if (change.balances) {
+            // The balances: the database's plus this process's change, not the value it last saw.
+            sql = `insert into entries (collection, key, value, version) values ($1, $2, $3, nextval('entries_version'))
+              on conflict (collection, key) do update set version = excluded.version, value = case when entries.value is null then excluded.value
+                else (excluded.value::jsonb || jsonb_build_object(
+                  'credits', (entries.value::jsonb->>'credits')::numeric + $4::numeric,
+                  'apiQuota', (entries.value::jsonb->>'apiQuota')::numeric + $5::numeric))::text end
+              returning version, value`;
+            params = [change.collection, key, change.text, change.balances.delta.credits, change.balances.delta.apiQuota];
+          } else {
+            sql = `insert into entries (collection, key, value, version) values ($1, $2, $3, nextval('entries_version'))
+              on conflict (collection, key) do update set value = excluded.value, version = excluded.version returning version, null as value`;
+            params = [change.collection, key, change.text];
           }
-          await this.#db.query('commit');
-        } catch (err) {
-          await this.#db.query('rollback').catch(() => undefined);
-          throw err;
+          const rows = (await this.#db.query(sql, params)).rows as { version: string | number; value: string | null }[];
+          if (rows[0]) written.push({ change, version: Number(rows[0].version), value: rows[0].value });
         }
-      })
-      .catch((err: unknown) => {
-        this.#failed ??= err;
-      });
+        await this.#db.query('commit');
+      } catch (err) {
+        await this.#db.query('rollback').catch(() => undefined);
+        throw err;
+      }
+      for (const { change, version, value } of written) this.#written(change, version, value);
+    }).catch((err: unknown) => {
+      this.#failed ??= err;
+    });
+  }
+
+  /** After a commit: the versions this process now holds, and each account's balances as the database has them. */
+  #written(change: Prepared, version: number, value: string | null): void {
+    const id = entryKey(change.collection, change.key);
+    if ((this.#versions.get(id) ?? -1) < version) this.#versions.set(id, version);
+    if (change.collection !== ACCOUNTS || change.text === undefined) return;
+    const stored = balancesOf((value === null ? decode(change.text) : decode(value)) as Account);
+    const known = this.#known.get(change.key);
+    this.#known.set(change.key, stored);
+    if (!known || !change.balances) return;
+    const { delta } = change.balances;
+    const inFlight = this.#inFlight.get(change.key);
+    if (inFlight) for (const field of BALANCES) inFlight[field] -= delta[field];
+    // What others changed before this write (the database's value then, less what this process knew).
+    const account = this.accounts.get(change.key);
+    if (account) for (const field of BALANCES) account[field] += stored[field] - delta[field] - known[field];
   }
 
   #collectionOf(name: string): PersistentCollection<unknown> {
@@ -209,7 +409,23 @@ export class SqlStore implements Store {
   /** Wait until every change so far is written; throws the first write error, if any. */
   async flush(): Promise<void> {
     this.#drain();
-    await this.#writes;
+    await this.#queue;
+    if (this.#failed !== undefined) throw this.#failed;
+  }
+
+  /**
+   * Read what other processes wrote since the last sync (a shared store;
+   * otherwise nothing to read). Calls arriving while one waits to start share it.
+   */
+  async sync(): Promise<void> {
+    if (!this.#shared) return;
+    this.#drain();
+    this.#nextSync ??= this.#enqueue(async () => {
+      this.#nextSync = undefined;
+      const rows = (await this.#db.query('select collection, key, value, version from entries where version > $1 order by version', [this.#seen])).rows as Row[];
+      for (const row of rows) this.#apply(row);
+    });
+    await this.#nextSync;
     if (this.#failed !== undefined) throw this.#failed;
   }
 
@@ -217,10 +433,67 @@ export class SqlStore implements Store {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       this.#drain();
-      await this.#writes;
+      await this.#queue;
       await this.#db.close();
       await this.#release();
     })();
     return this.#closed;
+  }
+}
+
+/**
+ * Claims and owner liveness on session advisory locks (held by the
+ * connection: they end with the process, killed or not). Each process holds
+ * its own owner lock for its lifetime.
+ */
+class SharedLocks implements SharedProcesses {
+  readonly ownerId = `proc_${randomUUID()}`;
+  readonly #held = new Set<string>();
+  readonly #owned: Promise<unknown>;
+
+  constructor(private readonly prefix: string, private readonly enqueue: <T>(work: () => Promise<T>) => Promise<T>, private readonly db: SqlDatabase) {
+    this.#owned = this.#try(`owner:${this.ownerId}`);
+  }
+
+  #lockName(name: string): string {
+    return `${this.prefix}:${name}`;
+  }
+
+  #try(name: string): Promise<boolean> {
+    return this.enqueue(async () => {
+      const rows = (await this.db.query('select pg_try_advisory_lock(hashtextextended($1, 0)) as locked', [this.#lockName(name)])).rows as { locked: boolean }[];
+      return rows[0]?.locked === true;
+    });
+  }
+
+  #unlock(name: string): Promise<void> {
+    return this.enqueue(async () => {
+      await this.db.query('select pg_advisory_unlock(hashtextextended($1, 0))', [this.#lockName(name)]);
+    });
+  }
+
+  async claim(name: string): Promise<Release | undefined> {
+    // Advisory locks are re-entrant within a session: this process's own claims are counted here.
+    if (this.#held.has(name)) return undefined;
+    this.#held.add(name);
+    if (!(await this.#try(`claim:${name}`))) {
+      this.#held.delete(name);
+      return undefined;
+    }
+    let released = false;
+    return async () => {
+      if (released) return;
+      released = true;
+      await this.#unlock(`claim:${name}`);
+      this.#held.delete(name);
+    };
+  }
+
+  async alive(ownerId: string): Promise<boolean> {
+    await this.#owned;
+    if (ownerId === this.ownerId) return true;
+    if (!(await this.#try(`owner:${ownerId}`))) return true;
+    await this.#unlock(`owner:${ownerId}`); // it was free: its process is gone
+    return false;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The reference server's storage, behind an interface: in memory by default;
- * a shared store (Redis, PostgreSQL) implements the same when several server
- * processes must share accounts, ledgers, tasks and idempotency keys.
+ * on SQL (PGlite, PostgreSQL) when it must outlive the process, and shared
+ * by several server processes on PostgreSQL (`SharedProcesses`).
  */
 
 /** An account of the reference server (spec 2.1 plus what the server needs). */
@@ -62,4 +62,28 @@ export interface Store {
    * nothing it acknowledged (a 202 for a job, a charge) is lost to a crash.
    */
   flush?(): Promise<void>;
+  /**
+   * Bring in what other processes changed since the last call (a shared
+   * store); the server calls it before it reads the store for a request.
+   */
+  sync?(): Promise<void>;
+  /** Present when several server processes share this store. */
+  readonly processes?: SharedProcesses | undefined;
+}
+
+/** Lets go of a claim. */
+export type Release = () => Promise<void>;
+
+/**
+ * What a store shared by several processes offers so that work runs once:
+ * named claims held by one process until it lets go or dies, and whether the
+ * process that owns a record (by its `ownerId`) is still alive.
+ */
+export interface SharedProcesses {
+  /** This process's id, stored on the records it owns (a realtime request it generates). */
+  readonly ownerId: string;
+  /** Take `name` unless another live process holds it (or this one already does): then undefined. */
+  claim(name: string): Promise<Release | undefined>;
+  /** Whether the process with this id still runs (holds its owner claim). */
+  alive(ownerId: string): Promise<boolean>;
 }
