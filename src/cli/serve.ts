@@ -1,5 +1,5 @@
 /**
- * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal] [--demo] [--data DIR | --database URL [--database-schema NAME]]`
+ * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal] [--demo] [--data DIR | --database URL [--database-schema NAME] [--workers N]]`
  * Prints exactly one JSON line when ready:
  * {"event":"listening","baseUrl":...,"rootUrl":...,"wsUrl":...,"rtHttpUrl":...}
  * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
@@ -28,6 +28,7 @@ interface Options {
   data?: string;
   database?: string;
   databaseSchema?: string;
+  workers?: string;
   /** The global option: in memory, which serve is unless --data or --database. */
   ephemeral?: boolean;
 }
@@ -47,8 +48,9 @@ export const command: CliCommand<Options> = {
       .addOption(new Option('--dialect <D>', 'how the points the spec leaves open are taken; default VOXPIPE_DIALECT, else reference').choices(DIALECTS))
       .addOption(new Option('--demo', 'serve the browser demo at /demo; default off'))
       .addOption(new Option('--data <DIR>', 'keep accounts, voices, jobs, requests and the ledger in a PGlite database there, across restarts (one process per directory); default in memory').conflicts('database'))
-      .addOption(new Option('--database <URL>', 'keep them in a PostgreSQL database instead (postgres://user:password@host:port/db; default VOXPIPE_DATABASE_URL); one server process per store'))
-      .addOption(new Option('--database-schema <NAME>', 'the database schema the tables live in, created if missing; default public'));
+      .addOption(new Option('--database <URL>', 'keep them in a PostgreSQL database instead (postgres://user:password@host:port/db; default VOXPIPE_DATABASE_URL), which several server processes may share'))
+      .addOption(new Option('--database-schema <NAME>', 'the database schema the tables live in, created if missing; default public'))
+      .addOption(new Option('--workers <N>', 'server processes sharing the port and the --database store (node:cluster), one service; default 1').default('1'));
   },
   run: (_args, values, io) => serve(values, io),
 };
@@ -68,8 +70,9 @@ async function loadAccounts(path: string): Promise<AccountSeed[]> {
 }
 
 /**
- * --data DIR: PGlite there; --database URL (or VOXPIPE_DATABASE_URL): that
- * PostgreSQL; neither: in memory. Either way one server process per store.
+ * --data DIR: PGlite there (one process per directory); --database URL (or
+ * VOXPIPE_DATABASE_URL): that PostgreSQL, which several processes may
+ * share; neither: in memory.
  */
 async function openStore(dataDir: string | undefined, databaseUrl: string | undefined, schema: string | undefined, io: Io): Promise<SqlStore | undefined> {
   if (dataDir !== undefined && databaseUrl !== undefined) throw new UsageError('--data and --database (or VOXPIPE_DATABASE_URL) name two stores; give one');
@@ -80,7 +83,24 @@ async function openStore(dataDir: string | undefined, databaseUrl: string | unde
   return PostgresStore.open(databaseUrl, { ...defined({ schema }), onError: (err) => note(io, `database connection failed: ${err instanceof Error ? err.message : String(err)}; changes from now on are not kept`) });
 }
 
-async function serve(values: Options, io: Io, signals: NodeJS.EventEmitter = process): Promise<number> {
+/** How a worker of `serve --workers N` tells the primary it listens (then it prints nothing to standard output). */
+export interface WorkerRole {
+  /** The first worker: it says the notes a single server says. */
+  first: boolean;
+  listening(urls: ListeningLine): void;
+}
+
+export interface ListeningLine {
+  event: 'listening';
+  baseUrl: string;
+  rootUrl: string;
+  wsUrl: string;
+  rtHttpUrl: string;
+}
+
+export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitter = process, worker?: WorkerRole): Promise<number> {
+  const workers = numberOption(values.workers, 'workers', 1, 256) ?? 1;
+  if (!Number.isInteger(workers)) throw new UsageError('--workers must be a whole number');
   const port = numberOption(values.port, 'port', 0, 65_535);
   const rateLimit = numberOption(values.rateLimit, 'rate-limit', 0.01, 1_000_000);
   const engine = values.engine;
@@ -97,6 +117,14 @@ async function serve(values: Options, io: Io, signals: NodeJS.EventEmitter = pro
   // --ephemeral (a global option): in memory, which serve is unless told where to keep its state.
   if (values.ephemeral && (values.data !== undefined || values.database !== undefined)) throw new UsageError('--ephemeral keeps nothing; it cannot be combined with --data or --database');
   const databaseUrl = values.database ?? (values.ephemeral ? undefined : io.env['VOXPIPE_DATABASE_URL'] || undefined);
+  if (workers > 1 && !worker) {
+    if (databaseUrl === undefined || values.data !== undefined) {
+      throw new UsageError('--workers N needs --database URL (or VOXPIPE_DATABASE_URL): the processes share one PostgreSQL store; a data directory or memory belongs to one process');
+    }
+    if (values.demo) throw new UsageError('--demo serves one process; run it without --workers');
+    const { serveCluster } = await import('./serve-cluster.js');
+    return serveCluster(workers, { ...values, database: databaseUrl }, io, signals);
+  }
   const store = await openStore(values.data, databaseUrl, values.databaseSchema, io);
   const { startServer } = await import('../server/index.js');
   const server = await startServer(
@@ -113,13 +141,24 @@ async function serve(values: Options, io: Io, signals: NodeJS.EventEmitter = pro
       demo: values.demo,
     }),
   );
-  io.stdout.write(`${JSON.stringify({ event: 'listening', baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl })}\n`);
+  const line: ListeningLine = { event: 'listening', baseUrl: server.baseUrl, rootUrl: server.rootUrl, wsUrl: server.wsUrl, rtHttpUrl: server.rtHttpUrl };
+  if (worker) worker.listening(line);
+  else io.stdout.write(`${JSON.stringify(line)}\n`);
+  if (worker && !worker.first) return waitForStop(server, store, io, signals, false);
   note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${server.ctx.dialect.name}`);
   if (values.demo) note(io, `demo at ${server.rootUrl}/demo (open it in a browser; it speaks for the first account)`);
   note(io, `accepts the key ${values.accounts ? `of each account in ${values.accounts}` : io.env['VOXPIPE_API_KEY'] ? 'in VOXPIPE_API_KEY' : '"sk-local-dev" (set VOXPIPE_API_KEY to choose another)'}; local files as inputs need --allow-private-urls`);
+  return waitForStop(server, store, io, signals, true);
+}
+
+/** SIGTERM and SIGINT drain the server, then close its store (once, whichever comes first or twice). */
+function waitForStop(server: { drain(): Promise<void> }, store: SqlStore | undefined, io: Io, signals: NodeJS.EventEmitter, say: boolean): Promise<number> {
   return new Promise<number>((resolve) => {
+    let stopping = false;
     const stop = (signal: string) => {
-      note(io, `${signal}: draining`);
+      if (stopping) return;
+      stopping = true;
+      if (say) note(io, `${signal}: draining`);
       server.drain().then(
         () => (store ? store.close() : undefined),
       ).then(

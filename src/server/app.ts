@@ -210,6 +210,8 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
       if (match === undefined) throw new HttpError(404, ApiErrorCode.notFound, `no route ${url.pathname}`);
       if (match === 'methodNotAllowed') throw new HttpError(405, ApiErrorCode.invalidRequest, `method ${method} not allowed on ${url.pathname}`);
       const { def, params } = match;
+      // Several processes on one store: what another one acknowledged is read first.
+      await store.sync?.();
       const account = def.auth === false ? (undefined as unknown as Account) : authenticate(store, req.headers, url);
       if (account && limiter) limiter.take(account.userId);
       if (account && def.capability && account.capabilities && !account.capabilities.includes(def.capability)) {

@@ -22,13 +22,14 @@ import { ApiErrorCode, HttpError } from '../http/errors.js';
 import type { RouteDef } from '../http/router.js';
 import { capabilitiesRoute } from './capabilities.js';
 import { checkHandshake, rejectUpgrade } from './handshake.js';
-import { RequestStore, SegmentState } from './request-store.js';
+import { RequestStore, SegmentState, type RequestRecord } from './request-store.js';
 import { Session } from './session.js';
 import { statusRoutes } from './status-routes.js';
 import { browserTicketRoute, TicketBook } from './tickets.js';
 
 export { buildCapabilities } from './capabilities.js';
 export { REALTIME_TUNING, overrideRealtimeTuning, type RealtimeTuning } from './tuning.js';
+import { REALTIME_TUNING } from './tuning.js';
 
 /**
  * A server starting on a store that outlived its previous process (a
@@ -41,25 +42,71 @@ export { REALTIME_TUNING, overrideRealtimeTuning, type RealtimeTuning } from './
  */
 export function recoverOrphans(ctx: ServerContext, requests: RequestStore): number {
   const orphans = requests.running();
-  for (const record of orphans) {
-    for (const segment of record.segments) {
-      if (segment.state !== SegmentState.accepted) continue;
-      segment.state = SegmentState.failed;
-      if (ctx.store.ledger.get(segment.refId)?.state !== 'committed') segment.units = 0;
-    }
-    record.state = RequestState.failedRetryable;
-    record.failure = { code: ErrorCode.connectionClosed, message: 'the server restarted while the request ran' };
-    record.ownerSessionId = undefined;
-    requests.save(record);
-  }
+  for (const record of orphans) failOrphan(ctx, requests, record, 'the server restarted while the request ran');
   return orphans.length;
+}
+
+function failOrphan(ctx: ServerContext, requests: RequestStore, record: RequestRecord, message: string): void {
+  for (const segment of record.segments) {
+    if (segment.state !== SegmentState.accepted) continue;
+    segment.state = SegmentState.failed;
+    if (ctx.store.ledger.get(segment.refId)?.state !== 'committed') segment.units = 0;
+  }
+  record.state = RequestState.failedRetryable;
+  record.failure = { code: ErrorCode.connectionClosed, message };
+  record.ownerSessionId = undefined;
+  record.ownerProcess = undefined;
+  requests.save(record);
+}
+
+/**
+ * Several processes on one store: a request `running` on a process that is
+ * gone (killed, crashed) is recovered by a live one, as above. Recoverers take
+ * turns on a claim and read the record again under it, so a request another
+ * process recovered, or resumed since, is left alone.
+ */
+export async function recoverDeadOwners(ctx: ServerContext, requests: RequestStore): Promise<number> {
+  const processes = ctx.store.processes;
+  if (!processes) return 0;
+  await ctx.store.sync?.();
+  let recovered = 0;
+  for (const record of requests.running()) {
+    const owner = record.ownerProcess;
+    if (owner === processes.ownerId || (owner !== undefined && (await processes.alive(owner)))) continue;
+    const release = await processes.claim(`recover:${record.site}:${record.userId}:${record.requestId}`);
+    if (!release) continue;
+    try {
+      await ctx.store.sync?.();
+      const current = requests.get(record.userId, record.requestId);
+      if (current?.state !== RequestState.running || current.ownerProcess !== owner) continue;
+      failOrphan(ctx, requests, current, 'the server process generating it stopped');
+      await ctx.store.flush?.();
+      recovered++;
+    } finally {
+      await release();
+    }
+  }
+  return recovered;
 }
 
 /** Build the realtime module over the server context. */
 export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerModule => {
   const tickets = new TicketBook(ctx);
   const requests = new RequestStore(ctx.store, ctx.site, ctx.now);
-  recoverOrphans(ctx, requests);
+  let scanTimer: NodeJS.Timeout | undefined;
+  let closing = false;
+  if (ctx.store.processes) {
+    const scan = () => {
+      void recoverDeadOwners(ctx, requests)
+        .catch((err: unknown) => ctx.log('realtime: looking for requests of stopped processes failed', err))
+        .finally(() => {
+          if (closing) return;
+          scanTimer = setTimeout(scan, REALTIME_TUNING.orphanScanMs);
+          scanTimer.unref();
+        });
+    };
+    scan();
+  } else recoverOrphans(ctx, requests);
   const sessions = new Set<Session>();
   const wss = new WebSocketServer({
     noServer: true,
@@ -78,8 +125,17 @@ export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerM
     onClosed: (session: Session) => sessions.delete(session),
   };
 
-  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const requestId = ctx.newId('req');
+    socket.on('error', () => undefined);
+    try {
+      // Several processes on one store: the account and the request journal as the others left them.
+      await ctx.store.sync?.();
+    } catch (err) {
+      ctx.log('realtime: reading the shared store failed', err);
+      rejectUpgrade(ctx, socket, new HttpError(500, ApiErrorCode.internalError, 'internal server error'), requestId);
+      return;
+    }
     let handshake;
     try {
       handshake = checkHandshake(ctx, req);
@@ -87,7 +143,6 @@ export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerM
       rejectUpgrade(ctx, socket, err instanceof HttpError ? err : new HttpError(500, ApiErrorCode.internalError, 'internal server error'), requestId);
       return;
     }
-    socket.on('error', () => undefined);
     wss.handleUpgrade(req, socket, head, (ws) => {
       if (ctx.draining) {
         ws.close(1012, 'server draining');
@@ -99,11 +154,13 @@ export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerM
 
   return {
     routes: [capabilitiesRoute(ctx), browserTicketRoute(ctx, tickets), ...statusRoutes(ctx, requests)] as RouteDef<never, never>[],
-    upgrade: { [REALTIME_PATHS.live]: upgrade },
+    upgrade: { [REALTIME_PATHS.live]: (req, socket, head) => void upgrade(req, socket, head) },
     async drain() {
       await Promise.all([...sessions].map((s) => s.drain()));
     },
     async close() {
+      closing = true;
+      if (scanTimer) clearTimeout(scanTimer);
       for (const s of sessions) s.terminate();
       await Promise.all([...sessions].map((s) => s.closed));
       wss.close();

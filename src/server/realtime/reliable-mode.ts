@@ -96,6 +96,7 @@ export function openReliable(port: SessionPort, requests: RequestStore, resolved
       case RequestState.failedRetryable:
         existing.state = RequestState.running;
         existing.ownerSessionId = port.sessionId;
+        existing.ownerProcess = requests.ownerProcess;
         existing.failure = undefined;
         requests.save(existing);
         return new ReliableRequest(port, requests, existing, resolved, start, true);

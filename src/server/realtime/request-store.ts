@@ -45,6 +45,8 @@ export interface RequestRecord {
   segments: JournalSegment[];
   /** Session of the connection generating it while `running`. */
   ownerSessionId: string | undefined;
+  /** The process of that connection, when several share the store (`SharedProcesses.ownerId`). */
+  ownerProcess?: string | undefined;
   /** Why it failed, for the status route. */
   failure: { code: string; message: string } | undefined;
   createdAt: string;
@@ -86,8 +88,12 @@ export class RequestStore {
   readonly #finished = new Map<string, { atMs: number; bytes: number }>();
   #finishedBytes = 0;
 
+  /** This process, on the records it generates (a store shared by several processes), else undefined. */
+  readonly ownerProcess: string | undefined;
+
   /** `now`: the server's clock (`ctx.now`). */
   constructor(store: Store, private readonly site: string, private readonly now: () => Date = () => new Date()) {
+    this.ownerProcess = store.processes?.ownerId;
     this.#records = store.collection<StoredRecord>('realtime-requests');
     this.#audio = store.collection<Buffer>('realtime-audio');
     // A store that outlived its process: its finished requests age from when they finished.
@@ -163,6 +169,7 @@ export class RequestStore {
       format,
       segments: [],
       ownerSessionId,
+      ownerProcess: this.ownerProcess,
       failure: undefined,
       createdAt: now,
       updatedAt: now,

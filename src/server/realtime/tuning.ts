@@ -14,6 +14,7 @@ export interface RealtimeTuning {
   coalesceDelayMs: number;
   maxStoredAudioBytesPerRequest: number;
   requestRetentionMs: number;
+  orphanScanMs: number;
   maxFinishedAudioBytes: number;
   maxEventIdsPerConnection: number;
   drainCloseWaitMs: number;
@@ -44,6 +45,8 @@ const DEFAULTS: Readonly<RealtimeTuning> = {
    * (the spec leaves retention to the deployment).
    */
   requestRetentionMs: 10 * 60_000, // 10 min
+  /** Several processes on one store: how often each looks for requests left running by a process that stopped (2 s). */
+  orphanScanMs: 2_000,
   /** Stored audio of finished requests, all together; past it the oldest finished requests are forgotten first. */
   maxFinishedAudioBytes: 256 * 1024 * 1024, // 256 MiB
   /** Distinct client `event_id`s remembered per connection (duplicate detection); beyond it, `session_limit_exceeded`. */

@@ -10,7 +10,7 @@
  */
 import type { ServerContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
-import type { Account, Collection, Currency } from '../../store/types.js';
+import type { Account, Collection, Currency, Release } from '../../store/types.js';
 import { holdOr402, settle } from './billing.js';
 import { createdAfterFilter } from './pagination.js';
 
@@ -131,6 +131,11 @@ interface Registry {
 
 const registries = new WeakMap<ServerContext, Registry>();
 
+/** Several processes on one store: how often each looks for tasks whose process died (1 s). */
+const TASK_SCAN_MS = 1_000;
+/** A pending task younger than this (5 s) is its creator's to start. */
+const TASK_SCAN_GRACE_MS = 5_000;
+
 function registryOf(ctx: ServerContext): Registry {
   let r = registries.get(ctx);
   if (!r) {
@@ -181,7 +186,62 @@ export class TaskRunner<I, R> {
     this.#idPrefix = options.idPrefix ?? options.type;
     this.#startDelayMs = options.startDelayMs ?? 20; // 20 ms
     registryOf(ctx).runners.set(options.type, this as unknown as TaskRunner<never, never>);
-    this.#recover();
+    if (ctx.store.processes) this.#scanEvery(TASK_SCAN_MS);
+    else this.#recover();
+  }
+
+  /** Tasks this process has scheduled or runs now. */
+  readonly #local = new Set<string>();
+  #scanTimer: NodeJS.Timeout | undefined;
+
+  /** The claim a process holds on a task while it runs it (a store shared by several processes). */
+  #claimName(taskId: string): string {
+    return `task:${this.type}:${taskId}`;
+  }
+
+  /** Look for tasks nobody runs now, at once and then every `ms`. */
+  #scanEvery(ms: number): void {
+    const tick = () => {
+      this.#scanTimer = undefined;
+      void this.#scan()
+        .catch((err: unknown) => this.#ctx.log(`${this.type} tasks: looking for tasks nobody runs failed`, err))
+        .finally(() => {
+          if (this.#abort.signal.aborted) return;
+          this.#scanTimer = setTimeout(tick, ms);
+          this.#scanTimer.unref();
+        });
+    };
+    tick();
+  }
+
+  /**
+   * Several processes on one store: a task not ended whose claim is free was
+   * accepted by a process that died (or stopped) before it ended it. This one
+   * claims it, reads it again (its owner may have ended it just before
+   * letting go) and runs it from the start, under the charge it holds. A
+   * task just created is left to its creator for TASK_SCAN_GRACE_MS (it
+   * claims it within its start delay).
+   */
+  async #scan(): Promise<void> {
+    const processes = this.#ctx.store.processes!;
+    await this.#ctx.store.sync?.();
+    const now = this.#ctx.now().getTime();
+    for (const task of [...this.#tasks.values()]) {
+      if (this.#abort.signal.aborted) return;
+      if (isTerminal(task.state) || this.#local.has(task.taskId)) continue;
+      if (task.state === TaskState.pending && now - Date.parse(task.createdAt) < TASK_SCAN_GRACE_MS) continue;
+      const release = await processes.claim(this.#claimName(task.taskId));
+      if (!release) continue;
+      await this.#ctx.store.sync?.();
+      const current = this.#tasks.get(task.taskId);
+      if (!current || isTerminal(current.state) || this.#local.has(task.taskId)) {
+        await release();
+        continue;
+      }
+      Object.assign(current, { state: TaskState.pending, startedAt: null });
+      this.#tasks.set(current.taskId, current);
+      this.#schedule(current.taskId, release);
+    }
   }
 
   /**
@@ -199,13 +259,15 @@ export class TaskRunner<I, R> {
     }
   }
 
-  #schedule(taskId: string): void {
+  /** Run the task after the start delay (under `claimed`, when the caller holds its claim). */
+  #schedule(taskId: string, claimed?: Release): void {
     let resolve!: (t: Task<I, R>) => void;
     const promise = new Promise<Task<I, R>>((r) => (resolve = r));
     this.#settled.set(taskId, { promise, resolve });
+    this.#local.add(taskId);
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
-      const run = this.#run(taskId);
+      const run = this.#claimAndRun(taskId, claimed).finally(() => this.#local.delete(taskId));
       this.#running.add(run);
       void run.finally(() => {
         this.#running.delete(run);
@@ -329,10 +391,30 @@ export class TaskRunner<I, R> {
     return true;
   }
 
+  /**
+   * Run the task where this process holds its claim (a shared store: another
+   * process may have taken it first; then it runs there). The claim is let
+   * go once the task's end is written.
+   */
+  async #claimAndRun(taskId: string, claimed: Release | undefined): Promise<void> {
+    const processes = this.#ctx.store.processes;
+    const release = claimed ?? (processes ? await processes.claim(this.#claimName(taskId)) : undefined);
+    if (processes && !release) return;
+    try {
+      await this.#run(taskId);
+    } finally {
+      if (release) {
+        await this.#ctx.store.flush?.().catch(() => undefined);
+        await release().catch(() => undefined);
+      }
+    }
+  }
+
   /** Stop scheduling and abort running workers (server close); a worker that stops on the signal fails its task (refunded). */
   async close(): Promise<void> {
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
+    if (this.#scanTimer) clearTimeout(this.#scanTimer);
     this.#abort.abort();
     await Promise.allSettled([...this.#running]);
     for (const wake of this.#idle.splice(0)) wake();
