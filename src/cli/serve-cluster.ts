@@ -46,8 +46,8 @@ export function serveCluster(workers: number, values: object, io: Io, signals: N
         listening.add(worker);
         if (ready || listening.size < workers) return;
         ready = true;
-        io.stdout.write(`${JSON.stringify(message)}\n`);
         note(io, `${workers} worker processes (pids ${live().map((w) => w.process.pid).join(', ')}) share the port and the store`);
+        io.stdout.write(`${JSON.stringify(message)}\n`);
       });
       worker.on('exit', (code, signal) => {
         listening.delete(worker);
