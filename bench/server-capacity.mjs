@@ -10,9 +10,11 @@
 // text (its segments as SpeechStream would cut them), all its audio, stop.
 // Loopback only; stops by itself. Options: --levels 1,10,100,1000
 // --streams-per-level N (default max(200, 3 x level)); --stores
-// memory,pglite,postgres (default memory): the same levels against the
-// server on each store, one after the other in the same run (postgres needs
-// VOXPIPE_BENCH_DATABASE_URL or VOXPIPE_TEST_DATABASE_URL; a fresh schema).
+// memory,pglite,postgres,postgres:2 (default memory): the same levels
+// against the server on each store, one after the other in the same run
+// (postgres needs VOXPIPE_BENCH_DATABASE_URL or VOXPIPE_TEST_DATABASE_URL; a
+// fresh schema each); `postgres:N` is `serve --workers N` on it (N processes,
+// one port; the CPU time counted is all of them).
 // Run `npm run build` first. Writes bench/results/server-capacity.json.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -44,12 +46,14 @@ function segmentsOf(text) {
 }
 const SEGMENTS = segmentsOf(TEXT);
 
-/** CPU time used so far by process `pid`, ms (Linux /proc; undefined elsewhere). */
+/** CPU time used so far by process `pid` and its children (cluster workers), ms (Linux /proc; undefined elsewhere). */
 function cpuMsOf(pid) {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S) * 1000;
+    let ms = ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S) * 1000;
+    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)) ms += cpuMsOf(Number(child)) ?? 0;
+    return ms;
   } catch {
     return undefined;
   }
@@ -66,11 +70,13 @@ async function storeArgs(store) {
     const dir = mkdtempSync(join(tmpdir(), 'voxpipe-capacity-'));
     return { args: ['--data', dir], cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  if (store === 'postgres') {
+  const postgres = /^postgres(?::(\d+))?$/.exec(store);
+  if (postgres) {
     if (!DATABASE_URL) throw new Error('--stores postgres needs VOXPIPE_BENCH_DATABASE_URL (or VOXPIPE_TEST_DATABASE_URL)');
     const schema = `voxpipe_bench_${randomBytes(4).toString('hex')}`;
+    const workers = postgres[1] ? ['--workers', postgres[1]] : [];
     return {
-      args: ['--database', DATABASE_URL, '--database-schema', schema],
+      args: ['--database', DATABASE_URL, '--database-schema', schema, ...workers],
       cleanup: async () => {
         const { default: pg } = await import('pg');
         const admin = new pg.Client({ connectionString: DATABASE_URL });
@@ -80,7 +86,7 @@ async function storeArgs(store) {
       },
     };
   }
-  throw new Error(`unknown store ${store} (memory, pglite, postgres)`);
+  throw new Error(`unknown store ${store} (memory, pglite, postgres, postgres:N for N workers)`);
 }
 
 async function oneStream() {
@@ -143,7 +149,7 @@ const results = {
   bench: 'server-capacity',
   date: new Date().toISOString(),
   machine: machine(),
-  server: 'voxpipe serve --engine tone in a child process (loopback), one process, on each store in turn',
+  server: 'voxpipe serve --engine tone in a child process (loopback), on each store in turn (postgres:N: --workers N)',
   client: 'minimal raw ws + @msgpack/msgpack client in one process (bench/_raw-client.mjs), reliable mode, pcm',
   text: { chars: TEXT.length, segments: SEGMENTS.length, audioSeconds: null },
   baseline: 'the in-memory server at concurrency 1, same run (each store also against its own concurrency 1)',
@@ -169,12 +175,12 @@ const anyOk = results.stores.flatMap((s) => s.levels).find((l) => l.completed > 
 if (anyOk) results.text.audioSeconds = r(anyOk.audioSecondsPerSecond / anyOk.streamsPerSecond, 2);
 const file = writeResults('server-capacity', results);
 
-console.log(`reference server capacity (tone, one process; raw client load from one process), text of ${TEXT.length} characters (${results.text.audioSeconds} s of audio)`);
-console.log('  store     concurrency  streams/s  audio s/s  vs c=1  vs memory  TTFA p50   p99  connect p99  server CPU ms/stream  util  errors');
+console.log(`reference server capacity (tone; raw client load from one process), text of ${TEXT.length} characters (${results.text.audioSeconds} s of audio)`);
+console.log('  store       concurrency  streams/s  audio s/s  vs c=1  vs memory  TTFA p50   p99  connect p99  server CPU ms/stream  util  errors');
 for (const run of results.stores) {
   for (const l of run.levels) {
     console.log(
-      `  ${run.store.padEnd(8)}  ${String(l.concurrency).padStart(11)}  ${String(l.streamsPerSecond).padStart(9)}  ${String(l.audioSecondsPerSecond).padStart(9)}  ${String(l.throughputVsConcurrency1).padStart(6)}  ${String(l.vsMemory).padStart(9)}  ${String(l.ttfaMs?.p50 ?? '-').padStart(8)}  ${String(l.ttfaMs?.p99 ?? '-').padStart(5)}  ${String(l.connectMs?.p99 ?? '-').padStart(11)}  ${String(l.serverCpu?.msPerStream ?? '-').padStart(20)}  ${String(l.serverCpu?.utilisation ?? '-').padStart(4)}  ${JSON.stringify(l.errors)}`,
+      `  ${run.store.padEnd(10)}  ${String(l.concurrency).padStart(11)}  ${String(l.streamsPerSecond).padStart(9)}  ${String(l.audioSecondsPerSecond).padStart(9)}  ${String(l.throughputVsConcurrency1).padStart(6)}  ${String(l.vsMemory).padStart(9)}  ${String(l.ttfaMs?.p50 ?? '-').padStart(8)}  ${String(l.ttfaMs?.p99 ?? '-').padStart(5)}  ${String(l.connectMs?.p99 ?? '-').padStart(11)}  ${String(l.serverCpu?.msPerStream ?? '-').padStart(20)}  ${String(l.serverCpu?.utilisation ?? '-').padStart(4)}  ${JSON.stringify(l.errors)}`,
     );
   }
 }

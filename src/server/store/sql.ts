@@ -455,8 +455,9 @@ class SharedLocks implements SharedProcesses {
     this.#owned = this.#try(`owner:${this.ownerId}`);
   }
 
+  /** A text parameter cannot hold NUL, which the server's composite keys use: escaped as keys are. */
   #lockName(name: string): string {
-    return `${this.prefix}:${name}`;
+    return `${this.prefix}:${encodeKey(name)}`;
   }
 
   #try(name: string): Promise<boolean> {

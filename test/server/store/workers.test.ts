@@ -258,6 +258,46 @@ describe(`a task on a store shared by several processes${SKIPPED}`, () => {
   });
 });
 
+describe(`a client's key on a store shared by several processes${SKIPPED}`, () => {
+  it.runIf(available)('the same X-Request-Id or Idempotency-Key sent to two processes at once runs once, charged once', { timeout: 60_000 }, async () => {
+    const schema = schemaFor('keys');
+    const stores = [await PostgresStore.open(DATABASE_URL!, { schema }), await PostgresStore.open(DATABASE_URL!, { schema })];
+    const servers = await Promise.all(stores.map((store) => startServer({ engine: 'tone', store, accounts: [{ apiKey: KEY, userId: 'w', credits: 1e6 }], faults: { latencyMs: 10 } })));
+    try {
+      const voiceId = (await createClient({ apiKey: KEY, baseUrl: servers[0]!.baseUrl }).voices.list())[0]!.voiceId;
+      const post = (server: ReferenceServer, path: string, headers: Record<string, string>, body: unknown) =>
+        fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+      // Sync TTS, one X-Request-Id, three requests on each process at once: one generation.
+      const syncReplies = await Promise.all(Array.from({ length: 6 }, (_, i) => post(servers[i % 2]!, '/speech/tts', { 'x-request-id': 'one-generation' }, { text: 'Said once, whichever process hears it first.', voiceId })));
+      const statuses = syncReplies.map((r) => r.status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 409)).toHaveLength(5);
+
+      // A TTS job, one Idempotency-Key, on both processes at once: one task; a repeat afterwards replays it.
+      const jobReplies = await Promise.all(Array.from({ length: 6 }, (_, i) => post(servers[i % 2]!, '/speech/tts/jobs', { 'idempotency-key': 'one-job' }, { text: 'One job for one key.', voiceId })));
+      const created = await Promise.all(jobReplies.filter((r) => r.status === 202).map(async (r) => JSON.stringify(await r.json())));
+      expect(jobReplies.every((r) => r.status === 202 || r.status === 409)).toBe(true);
+      expect(new Set(created).size).toBe(1);
+      const again = await post(servers[1]!, '/speech/tts/jobs', { 'idempotency-key': 'one-job' }, { text: 'One job for one key.', voiceId });
+      expect(again.status).toBe(202);
+      expect(JSON.stringify(await again.json())).toBe(created[0]);
+
+      await Promise.all(stores.map((s) => s.flush()));
+      const reader = await PostgresStore.open(DATABASE_URL!, { schema });
+      try {
+        expect([...reader.ledger.values()].filter((e) => e.refId.startsWith('sync:'))).toHaveLength(1);
+        expect([...reader.ledger.values()].filter((e) => e.refId.startsWith('job:'))).toHaveLength(1);
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      for (const server of servers) await server.close();
+      for (const store of stores) await store.close();
+    }
+  });
+});
+
 describe(`voxpipe serve --workers 2${SKIPPED}`, () => {
   it.runIf(available)('one port, one service: requests dropped on each worker resume byte-exact, charges add up across workers', { timeout: 120_000 }, async () => {
     const expected = await referenceAudio();

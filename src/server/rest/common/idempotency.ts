@@ -16,6 +16,7 @@
  * - A replay carries the header `idempotent-replayed: true`.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { exclusively } from './exclusive.js';
 import type { ServerContext } from '../../context.js';
 import { ApiErrorCode, HttpError, badRequest } from '../../http/errors.js';
 import type { Reply } from '../../http/router.js';
@@ -61,12 +62,16 @@ export function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefin
   return value;
 }
 
+const inProgress = () => new HttpError(409, IdempotencyErrorCode.inProgress, 'a request with this Idempotency-Key is still in progress; retry later');
+
 export class IdempotencyStore {
+  readonly #ctx: ServerContext;
   readonly #records: Collection<IdempotencyRecord>;
   readonly #ttlMs: number;
   readonly #now: () => Date;
 
   constructor(ctx: ServerContext, options: IdempotencyOptions = {}) {
+    this.#ctx = ctx;
     this.#records = ctx.store.collection<IdempotencyRecord>(options.collection ?? 'idempotency-keys');
     this.#ttlMs = options.ttlMs ?? 86_400_000; // 24 h
     this.#now = () => ctx.now();
@@ -83,6 +88,10 @@ export class IdempotencyStore {
       return produce();
     }
     const id = `${account.userId}\u0000${scope}\u0000${key}`;
+    return exclusively(this.#ctx, `idempotency:${id}`, () => inProgress(), () => this.#run(id, scope, payload, produce));
+  }
+
+  async #run(id: string, scope: string, payload: unknown, produce: () => Promise<Reply>): Promise<Reply> {
     const fingerprint = payloadFingerprint(payload);
     const now = this.#now().getTime();
     const existing = this.#records.get(id);
@@ -90,9 +99,7 @@ export class IdempotencyStore {
       if (existing.fingerprint !== fingerprint) {
         throw new HttpError(422, IdempotencyErrorCode.reused, 'this Idempotency-Key was used with a different request body; use a new key for a changed request');
       }
-      if (existing.state === 'in_progress' || !existing.reply) {
-        throw new HttpError(409, IdempotencyErrorCode.inProgress, 'a request with this Idempotency-Key is still in progress; retry later');
-      }
+      if (existing.state === 'in_progress' || !existing.reply) throw inProgress();
       return { ...existing.reply, headers: { ...existing.reply.headers, [REPLAYED_HEADER]: 'true' } };
     }
     const record: IdempotencyRecord = { scope, fingerprint, state: 'in_progress', createdAt: now };

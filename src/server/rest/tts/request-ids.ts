@@ -50,6 +50,9 @@ export function clientRequestIdOf(headers: IncomingHttpHeaders): string | undefi
   return value;
 }
 
+/** 409: another request with this X-Request-Id runs now. */
+export const requestInProgress = () => new HttpError(409, ApiErrorCode.requestInProgress, 'a request with this X-Request-Id is still in progress');
+
 export class RequestIdTable {
   readonly #records: Collection<RequestIdRecord>;
 
@@ -70,7 +73,7 @@ export class RequestIdTable {
     }
     switch (existing.state) {
       case RequestIdState.inProgress:
-        throw new HttpError(409, ApiErrorCode.requestInProgress, 'a request with this X-Request-Id is still in progress');
+        throw requestInProgress();
       case RequestIdState.completedCache:
         return { kind: 'replay', response: existing.response };
       case RequestIdState.completedBinary:

@@ -10,8 +10,9 @@ import { quotaRemaining } from '../common/billing.js';
 import { payloadFingerprint } from '../common/fingerprint.js';
 import type { AudioStore } from '../common/audio-store.js';
 import { audioHeaders, generateCharged } from './generate.js';
-import { resolveTtsParams } from './params.js';
-import { clientRequestIdOf, RequestIdTable } from './request-ids.js';
+import { resolveTtsParams, type TtsParams } from './params.js';
+import { clientRequestIdOf, RequestIdTable, requestInProgress, type RequestIdSlot } from './request-ids.js';
+import { exclusively } from '../common/exclusive.js';
 import { storedAudioUrl } from './downloads.js';
 import { syncTtsBody, type SyncTtsBody } from './schemas.js';
 import { errorResponses } from './docs.js';
@@ -36,7 +37,14 @@ export function syncRoutes(ctx: ServerContext, audio: AudioStore): RouteDef<Sync
     const cache = body.cache === true;
     // "Same payload": the normalised request (alias resolved, defaults applied).
     const fingerprint = payloadFingerprint({ text: params.text, voiceId: params.voice.voiceId, modelId: params.model.id, format: params.format, speed: params.speed, emotion: params.emotion, cache });
-    const slot = clientRequestId === undefined ? undefined : requestIds.begin(account, clientRequestId, fingerprint);
+    if (clientRequestId === undefined) return generate(c, params, cache, undefined);
+    return exclusively(ctx, `sync-request-id:${account.userId}\u0000${clientRequestId}`, () => requestInProgress(), () =>
+      generate(c, params, cache, requestIds.begin(account, clientRequestId, fingerprint)),
+    );
+  }
+
+  async function generate(c: RouteContext<SyncTtsBody, unknown>, params: TtsParams, cache: boolean, slot: RequestIdSlot | undefined): Promise<Reply> {
+    const { account } = c;
     if (slot?.kind === 'replay') {
       return { status: 200, json: slot.response, headers: { [CREDITS_CHARGED_HEADER]: '0', 'idempotent-replayed': 'true' } };
     }
