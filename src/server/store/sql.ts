@@ -477,10 +477,14 @@ class SharedLocks implements SharedProcesses {
     // Advisory locks are re-entrant within a session: this process's own claims are counted here.
     if (this.#held.has(name)) return undefined;
     this.#held.add(name);
-    if (!(await this.#try(`claim:${name}`))) {
-      this.#held.delete(name);
-      return undefined;
+    let taken = false;
+    try {
+      taken = await this.#try(`claim:${name}`);
+    } finally {
+      // Not taken (or the database failed): not held, so a later try can take it.
+      if (!taken) this.#held.delete(name);
     }
+    if (!taken) return undefined;
     let released = false;
     return async () => {
       if (released) return;

@@ -81,7 +81,7 @@ async function serve(schema: string, args: string[]): Promise<Served> {
 }
 
 async function stop(served: Served): Promise<void> {
-  if (served.child.exitCode !== null) return;
+  if (served.child.exitCode !== null || served.child.signalCode !== null) return;
   served.child.kill('SIGTERM');
   await new Promise<void>((resolve) => served.child.once('exit', () => resolve()));
 }
@@ -181,6 +181,47 @@ describe(`two voxpipe serve processes on one PostgreSQL${SKIPPED}`, () => {
       const ids = async (client: typeof onA) => (await client.jobs.list()).items.map((t) => `${t.id}:${t.status}`);
       expect(await ids(onA)).toEqual(await ids(onB));
       expect(await ids(onA)).toContain(`${job.id}:succeeded`);
+    } finally {
+      proxy.server.close();
+      await stop(a);
+      await stop(b);
+    }
+  });
+});
+
+describe(`a process killed mid-request, its peer alive${SKIPPED}`, () => {
+  it.runIf(available)('the live process recovers the request and the client resumes on it byte-exact, one charge per segment', { timeout: 120_000 }, async () => {
+    const expected = await referenceAudio();
+    const schema = schemaFor('killed');
+    const a = await serve(schema, ['--faults', '{"latencyMs":15}']);
+    const b = await serve(schema, ['--faults', '{"latencyMs":15}']);
+    const proxy = await splitProxy(portOf(a), portOf(b));
+    try {
+      const via = `http://127.0.0.1:${proxy.port}`;
+      const config: ServiceConfig = { apiKey: KEY, baseUrl: `${via}/api/open/v1`, rootUrl: via, wsUrl: `ws://127.0.0.1:${proxy.port}`, rtHttpUrl: via };
+      const speech = await createSpeechStream(config, { format: 'pcm', transport: 'realtime', realtime: { backoff: { baseMs: 100, maxMs: 500 }, maxResumeMs: 60_000, maxRetries: 40 } });
+      const parts: Buffer[] = [];
+      let completed = 0;
+      speech.on('segment', () => (completed += 1));
+      speech.on('data', (c: Buffer) => {
+        parts.push(c);
+        // Mid-request, after the first segment: A dies without a word; B never stopped.
+        if (completed >= 1 && a.child.exitCode === null && !a.child.killed) a.child.kill('SIGKILL');
+      });
+      speech.end(TEXT);
+      const error = await new Promise<unknown>((resolve) => {
+        speech.on('end', () => resolve(undefined));
+        speech.on('error', resolve);
+      });
+      expect(error).toBeUndefined();
+      expect(a.child.killed).toBe(true);
+      expect(proxy.upgrades[0]).toBe(portOf(a));
+      expect(proxy.upgrades.slice(1)).toContain(portOf(b));
+      expect(speech.summary().resumed).toBeGreaterThanOrEqual(1);
+      expect(Buffer.concat(parts).equals(expected)).toBe(true);
+      const charges = await liveCharges(schema, speech.summary().requestId!);
+      expect(new Set(charges).size).toBe(charges.length);
+      expect(charges).toHaveLength(speech.summary().segments.length);
     } finally {
       proxy.server.close();
       await stop(a);
@@ -319,6 +360,12 @@ describe(`voxpipe serve --workers 2${SKIPPED}`, () => {
         const charges = await liveCharges(schema, r.summary.requestId!);
         expect(charges).toHaveLength(r.summary.segments.length);
       }
+      // A worker that dies is replaced, and the service goes on answering.
+      const pids = /pids (\d+), (\d+)/.exec(served.stderr())!.slice(1).map(Number);
+      process.kill(pids[0]!, 'SIGKILL');
+      for (let i = 0; i < 100 && !/starting another/.test(served.stderr()); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(served.stderr()).toMatch(new RegExp(`worker ${pids[0]} stopped \\(SIGKILL\\); starting another`));
+      for (let i = 0; i < 4; i++) expect((await speakText(served.config, 'Still here.', { format: 'pcm', transport: 'realtime' })).audio.length).toBeGreaterThan(0);
       const store = await PostgresStore.open(DATABASE_URL!, { schema });
       try {
         const account = store.accounts.get('w')!;
