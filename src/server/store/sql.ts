@@ -108,6 +108,8 @@ const SCHEMA = `
   alter table entries alter column value set storage external;
   -- Version 1 had no versions and no tombstones.
   alter table entries add column if not exists version bigint not null default 0;
+  -- Which process wrote it last (a shared store): a process does not read its own writes back.
+  alter table entries add column if not exists writer text;
   alter table entries alter column value drop not null;
   create sequence if not exists entries_version;
   create index if not exists entries_by_version on entries (version);
@@ -338,6 +340,7 @@ export class SqlStore implements Store {
     this.#pending.clear();
     this.#enqueue(async () => {
       const written: { change: Prepared; version: number; value: string | null }[] = [];
+      const writer = this.processes?.ownerId ?? null;
       await this.#db.query('begin');
       try {
         // Versions commit in the order they are taken: a reader never skips one still being written.
@@ -347,21 +350,21 @@ export class SqlStore implements Store {
           let sql: string;
           let params: unknown[];
           if (change.text === undefined) {
-            sql = `update entries set value = null, version = nextval('entries_version') where collection = $1 and key = $2 returning version, value`;
-            params = [change.collection, key];
+            sql = `update entries set value = null, writer = $3, version = nextval('entries_version') where collection = $1 and key = $2 returning version, value`;
+            params = [change.collection, key, writer];
           } else if (change.balances) {
             // The balances: the database's plus this process's change, not the value it last saw.
-            sql = `insert into entries (collection, key, value, version) values ($1, $2, $3, nextval('entries_version'))
-              on conflict (collection, key) do update set version = excluded.version, value = case when entries.value is null then excluded.value
+            sql = `insert into entries (collection, key, value, version, writer) values ($1, $2, $3, nextval('entries_version'), $6)
+              on conflict (collection, key) do update set version = excluded.version, writer = excluded.writer, value = case when entries.value is null then excluded.value
                 else (excluded.value::jsonb || jsonb_build_object(
                   'credits', (entries.value::jsonb->>'credits')::numeric + $4::numeric,
                   'apiQuota', (entries.value::jsonb->>'apiQuota')::numeric + $5::numeric))::text end
               returning version, value`;
-            params = [change.collection, key, change.text, change.balances.delta.credits, change.balances.delta.apiQuota];
+            params = [change.collection, key, change.text, change.balances.delta.credits, change.balances.delta.apiQuota, writer];
           } else {
-            sql = `insert into entries (collection, key, value, version) values ($1, $2, $3, nextval('entries_version'))
-              on conflict (collection, key) do update set value = excluded.value, version = excluded.version returning version, null as value`;
-            params = [change.collection, key, change.text];
+            sql = `insert into entries (collection, key, value, version, writer) values ($1, $2, $3, nextval('entries_version'), $4)
+              on conflict (collection, key) do update set value = excluded.value, version = excluded.version, writer = excluded.writer returning version, null as value`;
+            params = [change.collection, key, change.text, writer];
           }
           const rows = (await this.#db.query(sql, params)).rows as { version: string | number; value: string | null }[];
           if (rows[0]) written.push({ change, version: Number(rows[0].version), value: rows[0].value });
@@ -422,7 +425,8 @@ export class SqlStore implements Store {
     this.#drain();
     this.#nextSync ??= this.#enqueue(async () => {
       this.#nextSync = undefined;
-      const rows = (await this.#db.query('select collection, key, value, version from entries where version > $1 order by version', [this.#seen])).rows as Row[];
+      // What others wrote: this process's own writes are in its cache already (and are most of what changes).
+      const rows = (await this.#db.query('select collection, key, value, version from entries where version > $1 and writer is distinct from $2 order by version', [this.#seen, this.processes!.ownerId])).rows as Row[];
       for (const row of rows) this.#apply(row);
     });
     await this.#nextSync;
