@@ -82,6 +82,11 @@ function encodeKey(key: string): string {
   return key.replaceAll('\\', '\\\\').replaceAll('\u0000', '\\0');
 }
 
+/** A string as an SQL literal (for a statement sent without parameters). */
+function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
 function decodeKey(text: string): string {
   return text.replace(/\\(\\|0)/g, (_m, c: string) => (c === '0' ? '\u0000' : '\\'));
 }
@@ -341,10 +346,10 @@ export class SqlStore implements Store {
     this.#enqueue(async () => {
       const written: { change: Prepared; version: number; value: string | null }[] = [];
       const writer = this.processes?.ownerId ?? null;
-      await this.#db.query('begin');
+      // Versions commit in the order they are taken (writers take turns on one
+      // lock), so a reader never skips one still being written. One round trip.
+      await this.#db.exec(this.#shared ? `begin; select pg_advisory_xact_lock(hashtextextended(${literal(`${this.#shared.lockPrefix}:writes`)}, 0))` : 'begin');
       try {
-        // Versions commit in the order they are taken: a reader never skips one still being written.
-        if (this.#shared) await this.#db.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`${this.#shared.lockPrefix}:writes`]);
         for (const change of batch) {
           const key = encodeKey(change.key);
           let sql: string;
