@@ -264,8 +264,8 @@ export class SqlStore implements Store {
       const version = (await this.#db.query('select version from schema_version')).rows as { version: number }[];
       if (version.length === 0) await this.#db.query('insert into schema_version (version) values ($1)', [SCHEMA_VERSION]);
       else if (version[0]!.version < SCHEMA_VERSION) await this.#db.query('update schema_version set version = $1', [SCHEMA_VERSION]);
-      // Tombstones are for other processes to read: a store held by one process needs none.
-      if (!this.#shared) await this.#db.query('delete from entries where value is null');
+      // Tombstones are for other processes to read: with none running, none are needed.
+      if (!this.#shared || (await this.#alone())) await this.#db.query('delete from entries where value is null');
       await this.#db.query('commit');
     } catch (err) {
       await this.#db.query('rollback').catch(() => undefined);
@@ -274,6 +274,21 @@ export class SqlStore implements Store {
     // One statement, one snapshot: every version up to the highest read is in it (writers commit in version order).
     const rows = (await this.#db.query('select collection, key, value, version from entries order by seq')).rows as Row[];
     for (const row of rows) this.#apply(row);
+  }
+
+  /**
+   * A shared store: whether no other process has it open. Every process holds
+   * the presence lock shared from before it reads the store until it ends;
+   * taking it exclusively succeeds only when none does. Then it is held shared
+   * from here on, like theirs.
+   */
+  async #alone(): Promise<boolean> {
+    const name = `${this.#shared!.lockPrefix}:presence`;
+    const rows = (await this.#db.query('select pg_try_advisory_lock(hashtextextended($1, 0)) as alone', [name])).rows as { alone: boolean }[];
+    const alone = rows[0]?.alone === true;
+    await this.#db.query('select pg_advisory_lock_shared(hashtextextended($1, 0))', [name]);
+    if (alone) await this.#db.query('select pg_advisory_unlock(hashtextextended($1, 0))', [name]);
+    return alone;
   }
 
   /** Run `work` after every database operation before it. */

@@ -223,10 +223,19 @@ describe('shared store contract: PostgreSQL' + (DATABASE_URL ? '' : ' (skipped: 
       await a.flush();
       await b.sync();
       expect(inB.get('y')).toEqual({ n: 5 });
+      // The tombstone of 'x' stays while a process may still have to read it...
+      const third = await PostgresStore.open(DATABASE_URL!, { schema: schemaOf(a) });
+      await third.close();
+      expect(await tombstones(schemaOf(a))).toBe(1);
     } finally {
       await b.close();
       await a.close();
     }
+    // ...and goes when a process opens the store with no other one running.
+    const alone = await PostgresStore.open(DATABASE_URL!, { schema: schemaOf(a) });
+    expect(alone.collection('things').get('x')).toBeUndefined();
+    expect(await tombstones(schemaOf(a))).toBe(0);
+    await alone.close();
   });
 
   it.runIf(available)('two processes charging one account at once: every charge counts, no refund is given twice', { timeout: 60_000 }, async () => {
@@ -286,6 +295,19 @@ describe('shared store contract: PostgreSQL' + (DATABASE_URL ? '' : ' (skipped: 
     }
   });
 });
+
+/** Deleted records still kept for other processes to read, in a schema. */
+async function tombstones(schema: string): Promise<number> {
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  try {
+    const rows = (await admin.query(`select count(*)::int as n from ${schema}.entries where value is null`)).rows as { n: number }[];
+    return rows[0]!.n;
+  } finally {
+    await admin.end();
+  }
+}
 
 /** The database schema a PostgreSQL test store was opened on. */
 function schemaOf(store: SqlStore): string {
