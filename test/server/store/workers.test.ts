@@ -91,7 +91,7 @@ async function stop(served: Served): Promise<void> {
  * `first`, every other connection (HTTP, later upgrades) to `rest`; it
  * counts where upgrades went.
  */
-async function splitProxy(first: number, rest: number): Promise<{ server: Server; port: number; upgrades: number[] }> {
+async function splitProxy(first: number, rest: number): Promise<{ server: Server; config: ServiceConfig; upgrades: number[] }> {
   const upgrades: number[] = [];
   const server = createServer((client: Socket) => {
     client.once('data', (head: Buffer) => {
@@ -109,7 +109,10 @@ async function splitProxy(first: number, rest: number): Promise<{ server: Server
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as { port: number }).port, upgrades };
+  // Every URL of the service through the proxy.
+  const via = `127.0.0.1:${(server.address() as { port: number }).port}`;
+  const config: ServiceConfig = { apiKey: KEY, baseUrl: `http://${via}/api/open/v1`, rootUrl: `http://${via}`, wsUrl: `ws://${via}`, rtHttpUrl: `http://${via}` };
+  return { server, config, upgrades };
 }
 
 const portOf = (served: Served) => Number(new URL(served.config.rootUrl).port);
@@ -144,8 +147,7 @@ describe(`two voxpipe serve processes on one PostgreSQL${SKIPPED}`, () => {
     const b = await serve(schema, ['--faults', '{"latencyMs":10}']);
     const proxy = await splitProxy(portOf(a), portOf(b));
     try {
-      const via = `http://127.0.0.1:${proxy.port}`;
-      const config: ServiceConfig = { apiKey: KEY, baseUrl: `${via}/api/open/v1`, rootUrl: via, wsUrl: `ws://127.0.0.1:${proxy.port}`, rtHttpUrl: via };
+      const { config } = proxy;
       const speech = await createSpeechStream(config, { format: 'pcm', transport: 'realtime', realtime: { backoff: { baseMs: 50, maxMs: 300 }, maxResumeMs: 30_000, maxRetries: 20 } });
       speech.end(TEXT);
       const parts: Buffer[] = [];
@@ -197,8 +199,7 @@ describe(`a process killed mid-request, its peer alive${SKIPPED}`, () => {
     const b = await serve(schema, ['--faults', '{"latencyMs":15}']);
     const proxy = await splitProxy(portOf(a), portOf(b));
     try {
-      const via = `http://127.0.0.1:${proxy.port}`;
-      const config: ServiceConfig = { apiKey: KEY, baseUrl: `${via}/api/open/v1`, rootUrl: via, wsUrl: `ws://127.0.0.1:${proxy.port}`, rtHttpUrl: via };
+      const { config } = proxy;
       const speech = await createSpeechStream(config, { format: 'pcm', transport: 'realtime', realtime: { backoff: { baseMs: 100, maxMs: 500 }, maxResumeMs: 60_000, maxRetries: 40 } });
       const parts: Buffer[] = [];
       let completed = 0;
