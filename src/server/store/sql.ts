@@ -82,6 +82,8 @@ function encodeKey(key: string): string {
   return key.replaceAll('\\', '\\\\').replaceAll('\u0000', '\\0');
 }
 
+const ignore = (): void => undefined;
+
 /** A string as an SQL literal (for a statement sent without parameters). */
 function literal(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;
@@ -231,8 +233,11 @@ export class SqlStore implements Store {
    */
   readonly #known = new Map<string, Balances>();
   readonly #inFlight = new Map<string, Balances>();
-  /** A sync queued and not started yet, which a caller arriving now can share. */
+  /** The read of others' writes under way, and the one queued after it, which a caller arriving now shares. */
+  #syncing: Promise<void> | undefined;
   #nextSync: Promise<void> | undefined;
+  /** Records handed to the database and not committed yet (a count per record: several transactions may be queued). */
+  readonly #writing = new Map<string, number>();
 
   /**
    * `release` lets go of whatever made this process the store's owner (a
@@ -310,7 +315,7 @@ export class SqlStore implements Store {
     if ((this.#versions.get(id) ?? -1) >= version) return; // this process wrote it, or something newer
     this.#versions.set(id, version);
     const collection = this.#collectionOf(row.collection);
-    const pending = this.#pending.has(id);
+    const pending = this.#pending.has(id) || this.#writing.has(id);
     if (row.value === null) {
       if (!pending) collection.forget(key);
       return;
@@ -358,6 +363,15 @@ export class SqlStore implements Store {
     if (this.#pending.size === 0) return;
     const batch = [...this.#pending.values()].map((c) => this.#prepare(c));
     this.#pending.clear();
+    const ids = batch.map((c) => entryKey(c.collection, c.key));
+    for (const id of ids) this.#writing.set(id, (this.#writing.get(id) ?? 0) + 1);
+    const settled = () => {
+      for (const id of ids) {
+        const left = this.#writing.get(id)! - 1;
+        if (left === 0) this.#writing.delete(id);
+        else this.#writing.set(id, left);
+      }
+    };
     this.#enqueue(async () => {
       const written: { change: Prepared; version: number; value: string | null }[] = [];
       const writer = this.processes?.ownerId ?? null;
@@ -395,9 +409,11 @@ export class SqlStore implements Store {
         throw err;
       }
       for (const { change, version, value } of written) this.#written(change, version, value);
-    }).catch((err: unknown) => {
-      this.#failed ??= err;
-    });
+    })
+      .catch((err: unknown) => {
+        this.#failed ??= err;
+      })
+      .finally(settled);
   }
 
   /** After a commit: the versions this process now holds, and each account's balances as the database has them. */
@@ -443,14 +459,32 @@ export class SqlStore implements Store {
   async sync(): Promise<void> {
     if (!this.#shared) return;
     this.#drain();
-    this.#nextSync ??= this.#enqueue(async () => {
+    // A read started before this call may miss what was acknowledged just
+    // before it: one more read follows it, shared by every caller meanwhile.
+    const current = this.#syncing ?? Promise.resolve();
+    this.#nextSync ??= current.then(ignore, ignore).then(async () => {
       this.#nextSync = undefined;
-      // What others wrote: this process's own writes are in its cache already (and are most of what changes).
-      const rows = (await this.#db.query('select collection, key, value, version from entries where version > $1 and writer is distinct from $2 order by version', [this.#seen, this.processes!.ownerId])).rows as Row[];
-      for (const row of rows) this.#apply(row);
+      const read = this.#read();
+      this.#syncing = read;
+      try {
+        await read;
+      } finally {
+        if (this.#syncing === read) this.#syncing = undefined;
+      }
     });
     await this.#nextSync;
     if (this.#failed !== undefined) throw this.#failed;
+  }
+
+  /**
+   * One read of what others wrote. It does not wait for this process's own
+   * writes (they are in its cache; the rows it reads exclude them): records
+   * being written keep their cached value (`#apply`), and a row read during a
+   * write transaction was committed before it (writers take turns on one lock).
+   */
+  async #read(): Promise<void> {
+    const rows = (await this.#db.query('select collection, key, value, version from entries where version > $1 and writer is distinct from $2 order by version', [this.#seen, this.processes!.ownerId])).rows as Row[];
+    for (const row of rows) this.#apply(row);
   }
 
   /** Flush, close the database and let go of the store (once; later calls wait for the first). */

@@ -223,6 +223,16 @@ describe('shared store contract: PostgreSQL' + (DATABASE_URL ? '' : ' (skipped: 
       await a.flush();
       await b.sync();
       expect(inB.get('y')).toEqual({ n: 5 });
+      // A sync does not wait for this process's own writes: a record it is
+      // writing keeps its value when an older one of another process is read.
+      inB.set('w', { n: 6 });
+      await b.flush();
+      fromA.set('w', { n: 7 });
+      await a.sync();
+      expect(fromA.get('w')).toEqual({ n: 7 });
+      await a.flush();
+      await b.sync();
+      expect(inB.get('w')).toEqual({ n: 7 });
       // The tombstone of 'x' stays while a process may still have to read it...
       const third = await PostgresStore.open(DATABASE_URL!, { schema: schemaOf(a) });
       await third.close();
