@@ -43,6 +43,11 @@ function fault(rand: () => number): { name: string; plan: FaultPlan } {
   return kinds[Math.floor(rand() * kinds.length)]!();
 }
 
+/** A run may end in a typed error only when its fault cannot be recovered on its transport. */
+function mayFail(transport: 'realtime' | 'auto', fault: string): boolean {
+  return transport === 'realtime' && fault === 'engine failure';
+}
+
 let server: ReferenceServer;
 beforeAll(async () => {
   server = await startServer({ engine: 'tone', accounts: [{ apiKey: 'sk-chaos', userId: 'chaos', credits: 1e12, apiQuota: 1e12 }] });
@@ -140,6 +145,10 @@ it(`chaos: ${RUNS} seeded runs (seed ${SEED}) end byte-exact or typed, never han
       tally.typed++;
       const why = `${run.error.code} (${transport}, ${f.name})`;
       typedBy.set(why, (typedBy.get(why) ?? 0) + 1);
+      // Every fault but one is recoverable: closes 1011/1012/1013, drops and
+      // retryable errors resume, latency is only slow. A provider failure is
+      // terminal for the realtime transport alone; `auto` fails over.
+      if (!mayFail(transport, f.name)) failures.push(`${label}: ended with ${run.error.code} where the fault is recoverable`);
     } else {
       tally.untyped++;
       failures.push(`${label}: ended with an untyped ${String(run.error)}`);
@@ -149,4 +158,7 @@ it(`chaos: ${RUNS} seeded runs (seed ${SEED}) end byte-exact or typed, never han
   for (const [why, n] of typedBy) console.log(`  typed: ${n} x ${why}`);
   expect(failures).toEqual([]);
   expect(tally.completed + tally.typed).toBe(RUNS);
+  // A floor, so a client that fails every run with a typed error cannot pass:
+  // only realtime runs with a provider failure (about 1 in 14) may fail.
+  expect(tally.byteExact).toBeGreaterThanOrEqual(Math.floor(RUNS * 0.8));
 });

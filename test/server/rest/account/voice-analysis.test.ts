@@ -11,6 +11,7 @@ import { encodeWhole } from '../../../../src/server/audio/encoder.js';
 import { espeakAvailable, EspeakEngine, ToneEngine, type SpeechEngine } from '../../../../src/server/engines/index.js';
 
 const tone = new ToneEngine();
+const HAS_ESPEAK = await espeakAvailable();
 let espeak: SpeechEngine | undefined;
 afterAll(async () => {
   await tone.close();
@@ -117,8 +118,7 @@ describe('analyzeVoice on synthesized speech', () => {
     expect(high.espeakVoice).toBe('en-us+f3');
   });
 
-  it('espeak: male and female voices are told apart, and faster speech has a higher rate', async () => {
-    if (!(await espeakAvailable())) return;
+  it.skipIf(!HAS_ESPEAK)('espeak: male and female voices are told apart, and faster speech has a higher rate (needs the optional espeak package)', async () => {
     espeak ??= new EspeakEngine();
     const text = 'Reference recordings let the service copy the pitch and the pace of a speaker. This one is read aloud.';
     const male = analyzeVoice({ samples: floats(await pcmOf(espeak, text, 100, 'en-us')), sampleRate: espeak.sampleRate, decoder: 'wav' });
