@@ -42,21 +42,13 @@ import { REALTIME_TUNING } from './tuning.js';
  */
 export function recoverOrphans(ctx: ServerContext, requests: RequestStore): number {
   const orphans = requests.running();
-  for (const record of orphans) failOrphan(ctx, requests, record, 'the server restarted while the request ran');
+  for (const record of orphans) failOrphan(requests, record, 'the server restarted while the request ran');
   return orphans.length;
 }
 
-function failOrphan(ctx: ServerContext, requests: RequestStore, record: RequestRecord, message: string): void {
-  for (const segment of record.segments) {
-    if (segment.state !== SegmentState.accepted) continue;
-    segment.state = SegmentState.failed;
-    if (ctx.store.ledger.get(segment.refId)?.state !== 'committed') segment.units = 0;
-  }
-  record.state = RequestState.failedRetryable;
-  record.failure = { code: ErrorCode.connectionClosed, message };
-  record.ownerSessionId = undefined;
-  record.ownerProcess = undefined;
-  requests.save(record);
+function failOrphan(requests: RequestStore, record: RequestRecord, message: string): void {
+  const inFlight = record.segments.filter((s) => s.state === SegmentState.accepted).map((s) => s.index);
+  requests.failInFlight(record, inFlight, RequestState.failedRetryable, { code: ErrorCode.connectionClosed, message });
 }
 
 /**
@@ -79,7 +71,7 @@ export async function recoverDeadOwners(ctx: ServerContext, requests: RequestSto
       await ctx.store.sync?.();
       const current = requests.get(record.userId, record.requestId);
       if (current?.state !== RequestState.running || current.ownerProcess !== owner) continue;
-      failOrphan(ctx, requests, current, 'the server process generating it stopped');
+      failOrphan(requests, current, 'the server process generating it stopped');
       await ctx.store.flush?.();
       recovered++;
     } finally {

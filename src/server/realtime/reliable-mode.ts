@@ -192,17 +192,9 @@ export class ReliableRequest implements RequestHandler {
     this.#queue.abort();
     // Another connection may own the record by now only if this one had let it go.
     if (this.record.ownerSessionId !== this.port.sessionId) return;
-    for (const index of this.#inFlight.keys()) {
-      const segment = this.record.segments[index]!;
-      segment.state = SegmentState.failed;
-      // Units stay only where a charge stands (this attempt's or an earlier one's committed hold).
-      if (this.port.ctx.store.ledger.get(segment.refId)?.state !== 'committed') segment.units = 0;
-    }
+    const inFlight = [...this.#inFlight.keys()];
     this.#inFlight.clear();
-    this.record.state = state;
-    this.record.failure = failure;
-    this.record.ownerSessionId = undefined;
-    this.requests.save(this.record);
+    this.requests.failInFlight(this.record, inFlight, state, failure);
   }
 
   #assertNotStopped(name: string): void {

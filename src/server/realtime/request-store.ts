@@ -84,6 +84,7 @@ function finished(record: RequestRecord): boolean {
 export class RequestStore {
   readonly #records: Collection<StoredRecord>;
   readonly #audio: Collection<Buffer>;
+  readonly #ledger: Store['ledger'];
   /** Finished requests by key, oldest first, with the audio bytes each keeps: what retention evicts. */
   readonly #finished = new Map<string, { atMs: number; bytes: number }>();
   #finishedBytes = 0;
@@ -96,6 +97,7 @@ export class RequestStore {
     this.ownerProcess = store.processes?.ownerId;
     this.#records = store.collection<StoredRecord>('realtime-requests');
     this.#audio = store.collection<Buffer>('realtime-audio');
+    this.#ledger = store.ledger;
     // A store that outlived its process: its finished requests age from when they finished.
     const old = [...this.#records.values()].filter((r) => r.site === site && finished(r)).sort((a, b) => a.updatedAt.localeCompare(b.updatedAt));
     for (const r of old) this.#track(this.#key(r.userId, r.requestId), Date.parse(r.updatedAt), storedAudioBytes(r));
@@ -181,6 +183,26 @@ export class RequestStore {
   /** Records of this site still `running`. */
   running(): RequestRecord[] {
     return [...this.#records.values()].filter((r) => r.site === this.site && r.state === RequestState.running).map((r) => this.#merged(this.#key(r.userId, r.requestId), r));
+  }
+
+  /**
+   * The one rule for a request that stops while segments are in flight (a
+   * dropped connection, a dead process): those segments fail, and keep their
+   * units only where a charge stands (a committed hold, of this attempt or an
+   * earlier one); the request takes `state` with `failure`, loses its owner,
+   * and is saved. `retry_failed` then resumes it with no second charge.
+   */
+  failInFlight(record: RequestRecord, inFlight: Iterable<number>, state: typeof RequestState.failedRetryable | typeof RequestState.failedTerminal, failure: { code: string; message: string } | undefined): void {
+    for (const index of inFlight) {
+      const segment = record.segments[index]!;
+      segment.state = SegmentState.failed;
+      if (this.#ledger.get(segment.refId)?.state !== 'committed') segment.units = 0;
+    }
+    record.state = state;
+    record.failure = failure;
+    record.ownerSessionId = undefined;
+    record.ownerProcess = undefined;
+    this.save(record);
   }
 
   /** Write a changed record back (its audio apart, each segment's once). */
