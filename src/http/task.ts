@@ -4,6 +4,7 @@
  * vocabulary, the error fields, timestamps and the raw object.
  */
 import { VoxpipeError } from '../errors.js';
+import { EnvelopeStatus, FlatStatus, MediaJobStatus, MinimalStatus } from '../protocol/task-states.js';
 import { asObject, str, num, type JsonObject } from './fields.js';
 
 /**
@@ -30,27 +31,28 @@ export function isTerminal(status: TaskStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
 }
 
+/** The spec's words for every family (protocol/task-states.ts), then the spellings other deployments use. */
 const STATUS_ALIASES: Readonly<Record<string, TaskStatus>> = {
-  queued: TaskStatus.queued,
+  [MinimalStatus.queued]: TaskStatus.queued,
+  [EnvelopeStatus.pending]: TaskStatus.pending,
+  [EnvelopeStatus.processing]: TaskStatus.processing,
+  [EnvelopeStatus.success]: TaskStatus.succeeded,
+  [EnvelopeStatus.partialFail]: TaskStatus.partialFailed,
+  [EnvelopeStatus.fail]: TaskStatus.failed,
+  [FlatStatus.succeeded]: TaskStatus.succeeded,
+  [FlatStatus.failed]: TaskStatus.failed,
+  [MediaJobStatus.completed]: TaskStatus.succeeded,
   created: TaskStatus.queued,
   submitted: TaskStatus.queued,
-  pending: TaskStatus.pending,
   waiting: TaskStatus.pending,
-  processing: TaskStatus.processing,
   running: TaskStatus.processing,
   in_progress: TaskStatus.processing,
   started: TaskStatus.processing,
   generating: TaskStatus.processing,
-  success: TaskStatus.succeeded,
-  succeeded: TaskStatus.succeeded,
-  completed: TaskStatus.succeeded,
   complete: TaskStatus.succeeded,
   done: TaskStatus.succeeded,
-  partial_fail: TaskStatus.partialFailed,
   partial_failed: TaskStatus.partialFailed,
   partially_failed: TaskStatus.partialFailed,
-  fail: TaskStatus.failed,
-  failed: TaskStatus.failed,
   failure: TaskStatus.failed,
   error: TaskStatus.failed,
   errored: TaskStatus.failed,

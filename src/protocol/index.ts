@@ -5,3 +5,4 @@ export * from './constants.js';
 export * from './events.js';
 export * from './limits.js';
 export * from './webhooks.js';
+export * from './task-states.js';

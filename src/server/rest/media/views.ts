@@ -12,11 +12,9 @@ import { z } from 'zod';
 import { listQueryShape, type Page } from '../common/pagination.js';
 import type { Task, TaskState } from '../common/task-runner.js';
 
-export const FlatStatus = { pending: 'pending', processing: 'processing', succeeded: 'succeeded', failed: 'failed' } as const;
-export type FlatStatus = (typeof FlatStatus)[keyof typeof FlatStatus];
+import { FlatStatus, MediaJobStatus } from '../../../protocol/task-states.js';
 
-export const MediaJobStatus = { pending: 'pending', processing: 'processing', completed: 'completed', failed: 'failed' } as const;
-export type MediaJobStatus = (typeof MediaJobStatus)[keyof typeof MediaJobStatus];
+export { FlatStatus, MediaJobStatus };
 
 const FLAT: Record<TaskState, FlatStatus> = { pending: 'pending', processing: 'processing', succeeded: 'succeeded', partial: 'succeeded', failed: 'failed' };
 const MEDIA: Record<TaskState, MediaJobStatus> = { pending: 'pending', processing: 'processing', succeeded: 'completed', partial: 'completed', failed: 'failed' };

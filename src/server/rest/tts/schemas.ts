@@ -60,13 +60,9 @@ export const compatSpeechBody = z.object({
 });
 export type CompatSpeechBody = z.infer<typeof compatSpeechBody>;
 
-/** Envelope-shape job states (spec 3.1). */
-export const EnvelopeStatus = { pending: 'pending', processing: 'processing', success: 'success', partialFail: 'partial_fail', fail: 'fail' } as const;
-export type EnvelopeStatus = (typeof EnvelopeStatus)[keyof typeof EnvelopeStatus];
-
-/** Flat-shape task states (spec 3.2). */
-export const FlatStatus = { pending: 'pending', processing: 'processing', succeeded: 'succeeded', failed: 'failed' } as const;
-export type FlatStatus = (typeof FlatStatus)[keyof typeof FlatStatus];
+// Job states are wire vocabulary, shared with the client: protocol/task-states.ts.
+export { EnvelopeStatus, FlatStatus } from '../../../protocol/task-states.js';
+import { EnvelopeStatus, FlatStatus } from '../../../protocol/task-states.js';
 
 export const jobListQuery = z.object({ ...listQueryShape, status: z.enum(Object.values(EnvelopeStatus)).optional() });
 export type JobListQuery = z.infer<typeof jobListQuery>;
