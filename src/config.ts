@@ -1,6 +1,6 @@
 /**
  * Where the service is and how to authenticate, from the environment
- * (DESIGN.md contracts): VOXPIPE_API_KEY, VOXPIPE_BASE_URL (`{base_url}`,
+ * (the contract the README's first screen names): VOXPIPE_API_KEY, VOXPIPE_BASE_URL (`{base_url}`,
  * ending in /api/open/v1) and the optional VOXPIPE_ROOT_URL, VOXPIPE_WS_URL,
  * VOXPIPE_RT_HTTP_URL, each derived from the base URL's host when absent.
  */

@@ -75,7 +75,7 @@ export const speakCommand: CliCommand<Options> = {
   run: (args, values, io) => run(args, values, io, true),
 };
 
-/** The `--json` summary line of say/speak (DESIGN.md contract). */
+/** The `--json` summary line of say/speak (a contract: README, What works today). */
 export interface SayJson {
   requestId: string;
   transport: string;

@@ -33,7 +33,7 @@ export const LIMITS = {
   languageMaxChars: 32,
   idMinChars: 1,
   idMaxChars: 128,
-  /** Largest realtime frame either side accepts (bytes); 1 MiB as DESIGN.md says. */
+  /** Largest realtime frame either side accepts (bytes); 1 MiB (README, Decisions worth knowing). */
   maxFrameBytes: 1024 * 1024,
   /** Deepest MessagePack nesting the decoder accepts (containers on one path; the top map is 1). */
   maxDepth: 16,

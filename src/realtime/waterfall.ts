@@ -1,5 +1,5 @@
 /**
- * Latency waterfall of realtime segments and sessions (DESIGN.md, "metrics").
+ * Latency waterfall of realtime segments and sessions.
  * Times are `performance.now()` milliseconds; a stage not reached is absent.
  */
 import type { SegmentResult } from '../transport.js';

@@ -1,5 +1,5 @@
 /**
- * The reliable-mode state machine, sans-IO (DESIGN.md, "the heart").
+ * The reliable-mode state machine, sans-IO (README, Layout).
  *
  * One input, `handle(event)`; every effect goes through the injected
  * `MachinePort`. It never reads a clock, opens a socket or starts a real

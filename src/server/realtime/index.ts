@@ -102,7 +102,7 @@ export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerM
   const sessions = new Set<Session>();
   const wss = new WebSocketServer({
     noServer: true,
-    // Deflate costs about 10x latency on loopback (DESIGN.md); frames are MessagePack.
+    // Deflate costs about 10x latency on loopback (measured: README, Decisions worth knowing); frames are MessagePack.
     perMessageDeflate: false,
     // A larger frame is refused by ws with close 1009 before it is buffered whole.
     maxPayload: LIMITS.maxFrameBytes,
