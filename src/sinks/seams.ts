@@ -221,3 +221,45 @@ export function smoothSeams(pcm: Int16Array, boundaries: readonly number[], samp
   }
   return { pcm: out, boundaries: [...smoother.boundaries], trimmedMs: smoother.trimmedMs, fades: smoother.fades };
 }
+
+/**
+ * The seam policy between a SpeechStream and a playback sink: reads
+ * `speech.chunks()` (pcm, mono) and yields the PCM to play. For playback
+ * only: write files from the stream itself, so they keep the service's bytes.
+ *
+ * ```ts
+ * const sink = await sinks.openPlaybackSink(info);
+ * await pipeline(Readable.from(sinks.smoothSeamChunks(speech.chunks())), sink);
+ * ```
+ */
+export async function* smoothSeamChunks(chunks: AsyncIterable<{ data: Buffer; segmentId: string; sampleRate: number; channels: number; format: string }>, policy: SeamPolicy = {}): AsyncGenerator<Buffer> {
+  let smoother: SeamSmoother | undefined;
+  let carry: Buffer | undefined;
+  const toBuffer = (x: Int16Array) => {
+    const b = Buffer.alloc(x.length * 2);
+    for (let i = 0; i < x.length; i++) b.writeInt16LE(x[i]!, i * 2);
+    return b;
+  };
+  for await (const chunk of chunks) {
+    if (chunk.format !== 'pcm' || chunk.channels !== 1) {
+      // Nothing to smooth in a format we would have to decode: pass it through.
+      yield chunk.data;
+      continue;
+    }
+    smoother ??= new SeamSmoother(chunk.sampleRate, policy);
+    let data = carry ? Buffer.concat([carry, chunk.data]) : chunk.data;
+    carry = undefined;
+    if (data.length % 2) {
+      carry = data.subarray(data.length - 1);
+      data = data.subarray(0, data.length - 1);
+    }
+    const samples = new Int16Array(data.length / 2);
+    for (let i = 0; i < samples.length; i++) samples[i] = data.readInt16LE(i * 2);
+    const out = smoother.push(chunk.segmentId, samples);
+    if (out.length > 0) yield toBuffer(out);
+  }
+  if (smoother) {
+    const tail = smoother.end();
+    if (tail.length > 0) yield toBuffer(tail);
+  }
+}

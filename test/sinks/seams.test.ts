@@ -5,7 +5,7 @@
  * and gives the same output however the input is chunked.
  */
 import { describe, expect, it } from 'vitest';
-import { measureSeams, SeamSmoother, smoothSeams } from '../../src/sinks/seams.js';
+import { measureSeams, SeamSmoother, smoothSeamChunks, smoothSeams } from '../../src/sinks/seams.js';
 
 const RATE = 8000;
 const ms = (n: number) => Math.round((n * RATE) / 1000);
@@ -78,5 +78,27 @@ describe('SeamSmoother', () => {
     }
     parts.push(...smoother.end());
     expect(parts).toEqual(Array.from(whole));
+  });
+});
+
+describe('smoothSeamChunks (between speech.chunks() and a playback sink)', () => {
+  it('yields the smoothed PCM of a chunk stream, the same as over the whole buffer', async () => {
+    const { pcm, boundaries } = fixture();
+    const starts = [0, ...boundaries, pcm.length];
+    async function* chunks() {
+      for (let k = 0; k < starts.length - 1; k++) {
+        for (let i = starts[k]!; i < starts[k + 1]!; i += 501) {
+          const piece = pcm.subarray(i, Math.min(i + 501, starts[k + 1]!));
+          const data = Buffer.alloc(piece.length * 2);
+          piece.forEach((v, j) => data.writeInt16LE(v, j * 2));
+          yield { data, segmentId: `seg-${k}`, sampleRate: RATE, channels: 1, format: 'pcm' };
+        }
+      }
+    }
+    const out: Buffer[] = [];
+    for await (const b of smoothSeamChunks(chunks())) out.push(b);
+    const bytes = Buffer.concat(out);
+    const expected = smoothSeams(pcm, boundaries, RATE).pcm;
+    expect(Array.from({ length: bytes.length / 2 }, (_, i) => bytes.readInt16LE(i * 2))).toEqual(Array.from(expected));
   });
 });
