@@ -44,6 +44,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   discovery: ['protocol/', 'errors', 'http/', 'config', 'defined'],
   'stream/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery'],
   speech: ['protocol/', 'errors', 'defined', 'transport', 'config', 'http/', 'realtime/', 'discovery', 'stream/'],
+  // voxpipe/telephony: a SpeechStream's consumer, like a sink.
+  'telephony/': ['protocol/', 'errors', 'stream/'],
   // The server is a separate program over the shared wire vocabulary: never the client's code.
   'server/': ['protocol/', 'errors', 'backoff', 'defined'],
   // openService: the client's config, and the embedded server on demand.

@@ -13,6 +13,7 @@ import { VoxpipeError } from '../errors.js';
 import type { ReadyInfo } from '../transport.js';
 import type { SpeechStream } from '../stream/speech-stream.js';
 import { createDecoder } from '../sinks/decoder.js';
+import { measureSeams } from '../sinks/seams.js';
 import type { Decoder } from '../sinks/decoders/base.js';
 import { Variant, type BenchCase } from './cases.js';
 import { replayPlayback, type Arrival } from './playback.js';
@@ -40,6 +41,17 @@ export interface RunSample {
   retries: number;
   /** Error code when the stream failed. */
   error?: string;
+  /** Every seam between segments (pcm mono streams): silence each side, the sample jump (`sinks/seams.ts`). */
+  seams?: SeamSample[];
+}
+
+/** One seam of one stream. */
+export interface SeamSample {
+  silenceBeforeMs: number;
+  silenceAfterMs: number;
+  gapMs: number;
+  jump: number;
+  click: boolean;
 }
 
 /** A stream made ready for its timed part. */
@@ -118,7 +130,10 @@ async function measure(p: Prepared, c: BenchCase): Promise<RunSample> {
   let resolveDecoded: () => void = () => undefined;
   const decoded = new Promise<void>((resolve) => (resolveDecoded = resolve));
   const attach = (d: Decoder): Decoder => {
-    d.on('data', (pcm: Buffer) => arrivals.push({ atMs: performance.now(), bytes: pcm.length }));
+    d.on('data', (pcm: Buffer) => {
+      arrivals.push({ atMs: performance.now(), bytes: pcm.length });
+      if (c.format === 'pcm') pcmParts.push(pcm);
+    });
     d.on('end', resolveDecoded);
     d.on('error', (err) => {
       error ??= errorCode(err);
@@ -127,6 +142,10 @@ async function measure(p: Prepared, c: BenchCase): Promise<RunSample> {
     return d;
   };
   if (p.decoder) decoder = attach(p.decoder);
+  // Seams: the decoded PCM and where each segment's bytes end (pcm streams: bytes are samples).
+  const pcmParts: Buffer[] = [];
+  const segmentBytes: number[] = [];
+  if (c.format === 'pcm') speech.on('segment', (seg) => segmentBytes.push(seg.audioBytes));
   speech.on('data', (chunk: Buffer) => {
     bytes += chunk.length;
     // `ready` always precedes audio, so the announced layout is known here.
@@ -165,7 +184,19 @@ async function measure(p: Prepared, c: BenchCase): Promise<RunSample> {
   } else if (!error) {
     sample.error = 'no_audio';
   }
+  const info = decoder?.pcmInfo;
+  if (!error && c.format === 'pcm' && info?.channels === 1 && segmentBytes.length > 1) sample.seams = seamsOf(Buffer.concat(pcmParts), segmentBytes, info.sampleRate);
   return sample;
+}
+
+/** The seams of one stream's mono PCM, its segments' byte counts in order. */
+function seamsOf(pcm: Buffer, segmentBytes: readonly number[], sampleRate: number): SeamSample[] {
+  const samples = new Int16Array(Math.floor(pcm.length / 2));
+  for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2);
+  const boundaries: number[] = [];
+  let bytes = 0;
+  for (const b of segmentBytes.slice(0, -1)) boundaries.push((bytes += b) / 2);
+  return measureSeams(samples, boundaries, sampleRate).map(({ silenceBeforeMs, silenceAfterMs, gapMs, jump, click }) => ({ silenceBeforeMs, silenceAfterMs, gapMs, jump, click }));
 }
 
 /**

@@ -32,10 +32,23 @@ export interface CaseReport extends BenchCase {
   rtf: Distribution | null;
   audioMs: Distribution | null;
   underruns: { total: number; streamsWithUnderruns: number; silenceMs: number };
+  /** Seams between segments (pcm cases with more than one segment; else null): silence on each side, the pause heard, the sample jump. */
+  seams: SeamReport | null;
   /** Wall time of the measured runs, ms. */
   wallMs: number;
   /** Every measured value, in run order (failed streams left out), rounded to µs. */
   raw: { ttfaMs: number[]; connectMs: number[] };
+}
+
+export interface SeamReport {
+  count: number;
+  silenceBeforeMs: Distribution | null;
+  silenceAfterMs: Distribution | null;
+  gapMs: Distribution | null;
+  /** |sample after - sample before| at the join, full scale 32768. */
+  jump: Distribution | null;
+  /** Seams whose jump is a click (above 656: 2% of full scale). */
+  clicks: number;
 }
 
 export interface MachineInfo {
@@ -92,6 +105,18 @@ const dist = (values: number[]): Distribution | null => {
   return d ? roundDistribution(d) : null;
 };
 
+function seamReport(seams: readonly NonNullable<CaseSamples['samples'][number]['seams']>[number][]): SeamReport | null {
+  if (seams.length === 0) return null;
+  return {
+    count: seams.length,
+    silenceBeforeMs: dist(seams.map((s) => s.silenceBeforeMs)),
+    silenceAfterMs: dist(seams.map((s) => s.silenceAfterMs)),
+    gapMs: dist(seams.map((s) => s.gapMs)),
+    jump: dist(seams.map((s) => s.jump)),
+    clicks: seams.filter((s) => s.click).length,
+  };
+}
+
 /** Summarize one case's samples. */
 export function caseReport(result: CaseSamples): CaseReport {
   const ok = result.samples.filter((s) => s.error === undefined);
@@ -118,6 +143,7 @@ export function caseReport(result: CaseSamples): CaseReport {
       streamsWithUnderruns: ok.filter((s) => s.underruns > 0).length,
       silenceMs: round(ok.reduce((n, s) => n + s.underrunMs, 0), 1),
     },
+    seams: seamReport(ok.flatMap((s) => s.seams ?? [])),
     wallMs: round(result.wallMs, 1),
     raw: { ttfaMs: ttfa.map((v) => round(v)), connectMs: connect.map((v) => round(v)) },
   };

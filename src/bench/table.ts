@@ -66,6 +66,13 @@ export function formatTable(report: BenchReport): string {
     `TTFA: text written -> first decodable audio. cold includes connecting; connect = open -> ready (realtime). RTF = audio duration / generation time.`,
     `machine: ${m.cpus} x ${m.cpuModel}, ${m.totalMemoryMiB} MiB, node ${m.node}; load average ${m.loadAverage.start} -> ${m.loadAverage.end}`,
   ];
+  for (const c of report.cases) {
+    const s = c.seams;
+    if (!s) continue;
+    lines.push(
+      `seams ${c.id}: ${s.count}; pause p50 ${formatMs(s.gapMs?.p50)} (before ${formatMs(s.silenceBeforeMs?.p50)} + after ${formatMs(s.silenceAfterMs?.p50)}), max ${formatMs(s.gapMs?.max)}; jump p50 ${s.jump?.p50 ?? '-'}, max ${s.jump?.max ?? '-'}; clicks ${s.clicks}`,
+    );
+  }
   for (const s of report.skipped) lines.push(`skipped ${s.id}: ${s.reason}`);
   return `${lines.join('\n')}\n`;
 }

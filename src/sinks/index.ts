@@ -37,6 +37,7 @@ export { NullClockSink, type NullClockSinkOptions, type Underrun } from './null-
 export { RawFileSink, type RawFileSinkOptions } from './raw-file.js';
 export { openSpeaker, probeSpeaker, SpeakerSink, speakerAvailable, type SpeakerOptions, type SpeakerProbe, type SpeakerProbeOptions } from './speaker.js';
 export { StdoutSink, type StdoutSinkOptions } from './stdout.js';
+export { measureSeams, SeamSmoother, smoothSeams, smoothSeamChunks, type Seam, type SeamMeasureOptions, type SeamPolicy } from './seams.js';
 export { createTranscodeSink, ffmpegAvailable, requireFfmpeg, TranscodeSink, type FfmpegCheckOptions, type TranscodeOptions } from './transcode.js';
 export { buildWavHeader, parseWavHeader, WAV_HEADER_BYTES, WAV_UNKNOWN_SIZE, type WavHeader } from './wav-header.js';
 export { WavFileSink } from './wav-file.js';

@@ -33,6 +33,20 @@ const benchCase = (over: Partial<BenchCase>): BenchCase => ({
 const BYTES_PER_MS = 48; // tone: 24 kHz mono s16le
 
 describe('runCase (one measured run)', () => {
+  it('pcm with several segments: every seam is measured on the audio received (issue 26 item 3)', async () => {
+    const [s] = await runCase(config, benchCase({ text: 'long' }), 30_000);
+    expect(s!.error).toBeUndefined();
+    // The long text is a paragraph: the segmenter cuts it into several segments.
+    expect(s!.seams!.length).toBeGreaterThanOrEqual(2);
+    for (const seam of s!.seams!) {
+      expect(seam.gapMs).toBeCloseTo(seam.silenceBeforeMs + seam.silenceAfterMs, 6);
+      expect(seam.jump).toBeGreaterThanOrEqual(0);
+      expect(seam.click).toBe(seam.jump > 656);
+    }
+    const [short] = await runCase(config, benchCase({ format: 'wav' }), 30_000);
+    expect(short!.seams).toBeUndefined(); // only pcm streams are measured
+  });
+
   it('pcm: the audio measured is every byte received, and the first audio comes before the last', async () => {
     const [s] = await runCase(config, benchCase({}), 30_000);
     expect(s!.error).toBeUndefined();

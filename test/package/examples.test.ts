@@ -78,6 +78,30 @@ describe('examples', () => {
     });
   }
 
+  it('phone-agent.ts: a call through the stand-in media-stream provider, barged in, then a reply played to the end', async () => {
+    const { code, stdout, stderr, cwd } = await runExample('phone-agent.ts');
+    try {
+      expect(code, stderr).toBe(0);
+      expect(stdout).toMatch(/^call CA[0-9a-f]{32}: stream MZ[0-9a-f]{32}, mulaw at 8000 Hz$/m);
+      const played = /^turn 1 interrupted after \d+ ms: (\d+) ms played of (\d+) ms sent$/m.exec(stdout);
+      expect(played, stdout).not.toBeNull();
+      expect(Number(played![1])).toBeGreaterThan(0);
+      expect(Number(played![1])).toBeLessThan(Number(played![2]));
+      const heard = JSON.parse(/^heard: (.*)$/m.exec(stdout)![1]!) as string;
+      expect(heard.length).toBeGreaterThan(0);
+      // A prefix of the greeting, cut at a word boundary.
+      const greeting = 'Hello, thanks for calling the support line. I can help with orders, returns and delivery times.';
+      expect(greeting.startsWith(heard), heard).toBe(true);
+      expect(/\s/.test(greeting[heard.length] ?? ' ')).toBe(true);
+      const turn2 = /^turn 2 completed: \d+ frames, (\d+)\/(\d+) marks acknowledged, heard "Sure, go ahead\. I am listening\."$/m.exec(stdout);
+      expect(turn2, stdout).not.toBeNull();
+      expect(turn2![1]).toBe(turn2![2]);
+      expect(stdout).toMatch(/^provider: 1 clear, \d+ marks echoed on playback$/m);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+
   it('mastra-voice.ts: a MastraVoice whose speak() returns the audio while the text still streams', async () => {
     const { code, stdout, stderr, cwd } = await runExample('mastra-voice.ts');
     try {
