@@ -2,7 +2,7 @@
 // for every join, the silence on each side and the sample jump, before and
 // after the playback seam policy (pause capped at 250 ms, clicks faded over
 // 5 ms). Writes bench/results/seams.json and bench/results/seams.svg (each
-// seam's waveform, before above and after below). Run `npm run build` first.
+// seam's waveform, before above and after below; seams-ENGINE.* for another engine). Run `npm run build` first.
 //
 //   node bench/seams.mjs [--engine espeak|tone]
 import { writeFileSync } from 'node:fs';
@@ -103,8 +103,9 @@ try {
     policy: { maxPauseMs: 250, fadeMs: 5, silenceThreshold: 328, clickThreshold: 656 },
     cases: cases.map(({ pcmBefore: _b, pcmAfter: _a, before, after, ...c }) => ({ ...c, before: { ...before, seams: before.seams.map(round) }, after: { ...after, seams: after.seams.map(round) } })),
   };
-  const file = writeResults('seams', results);
-  const svgFile = join(ROOT, 'bench/results/seams.svg');
+  const name = engine === 'espeak' ? 'seams' : `seams-${engine}`;
+  const file = writeResults(name, results);
+  const svgFile = join(ROOT, `bench/results/${name}.svg`);
   writeFileSync(svgFile, plot(cases));
   console.log(`engine ${engine}; policy: pause <= 250 ms, 5 ms fades on a jump > 656`);
   console.log('text    segs  seams  gap ms p50/max (before -> after)   jump p50/max (before -> after)   clicks   audio ms -> played');
