@@ -57,8 +57,6 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The browser never holds a key: no http/ (the one path that carries it), no config, no sinks.
   'browser/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'realtime/', 'stream/'],
   'integrations/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech'],
-  // Phone calls (a media-stream bridge): the stream's audio in, G.711 frames out.
-  'telephony/': ['protocol/', 'errors', 'defined', 'transport', 'stream/', 'sinks/', 'speech'],
   'bench/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech'],
   // The CLI is the top: everything but the adapters for other programs.
   'cli/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'service', 'server/', 'bench/'],
