@@ -30,3 +30,18 @@ export const BENCH_TEXTS = {
 
 export type BenchTextName = keyof typeof BENCH_TEXTS;
 export const BENCH_TEXT_NAMES = Object.keys(BENCH_TEXTS) as BenchTextName[];
+
+/**
+ * Sentences whose word timings `bench/word-timing.mjs` and the word-timing
+ * test measure (issue 26): the bench texts cut into sentences, as the
+ * segmenter would send them, and a few with numbers, short words and lists.
+ */
+export const WORD_TIMING_TEXTS: readonly string[] = [
+  ...Object.values(BENCH_TEXTS).flatMap((text) => text.match(/[^.!?]+[.!?]+/g) ?? []).map((s) => s.trim()),
+  'At 7 in the morning, 42 people had already queued for tickets.',
+  'Red, green, blue, and yellow are the colours on the old map.',
+  'I am not sure it is so; we can go, or we can stay in and wait.',
+  'Extraordinary circumstances demanded unprecedented international cooperation.',
+  'Call me at five, then again at nine, and once more before midnight.',
+  'Why would anyone build a bridge there? Nobody knows, but it still stands.',
+];

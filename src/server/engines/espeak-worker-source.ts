@@ -10,8 +10,10 @@
  *   worker cannot receive a message mid-synthesis, but its callback can read
  *   shared memory and stop eSpeak.
  * - in: `{ type: 'synth', id, text, voices, rate, pitch, gain }`
- * - out: `{ type: 'ready', sampleRate }`, `{ type: 'chunk', id, pcm }` (a
- *   transferred ArrayBuffer of s16 samples), `{ type: 'done', id, aborted }`,
+ * - out: `{ type: 'ready', sampleRate }`, `{ type: 'chunk', id, pcm, words? }` (a
+ *   transferred ArrayBuffer of s16 samples; `words`, when the request asked
+ *   with `words: true`, eSpeak's word events in that chunk: `{ at, length, ms }`
+ *   with `at` 0-based in the request's text), `{ type: 'done', id, aborted }`,
  *   `{ type: 'error', id, message, fatal }`, `{ type: 'load-failed', message }`.
  */
 export const ESPEAK_WORKER_SOURCE = String.raw`
@@ -71,6 +73,17 @@ function escapeMarkup(text) {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+// For each character of the escaped text, the index of the character of 'text' it came from.
+function toOrigin(text) {
+  const origin = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    const width = c === '&' ? 5 : c === '<' || c === '>' ? 4 : 1;
+    for (let k = 0; k < width; k++) origin.push(i);
+  }
+  return origin;
+}
+
 function applyGain(samples, gain) {
   for (let i = 0; i < samples.length; i++) {
     const value = Math.round(samples[i] * gain);
@@ -86,11 +99,25 @@ function run(request) {
   synth.set_rate(request.rate);
   synth.set_pitch(request.pitch);
   let aborted = false;
-  synth.synthesize(escapeMarkup(request.text), (samples) => {
+  const escaped = escapeMarkup(request.text);
+  // Position in the escaped text -> position in the request's text.
+  const origin = request.words ? toOrigin(request.text) : undefined;
+  synth.synthesize(escaped, (samples, events) => {
     if (Atomics.load(cancel, 0) === request.id) { aborted = true; return 1; }
+    let words;
+    if (origin && events) {
+      words = [];
+      for (const event of events) {
+        if (event.type !== 'word') continue;
+        const at = origin[Math.max(0, event.text_position - 1)];
+        words.push({ at: at === undefined ? request.text.length : at, length: event.word_length, ms: event.audio_position });
+      }
+    }
     if (samples && samples.length > 0) {
       if (request.gain !== 1) applyGain(samples, request.gain);
-      parentPort.postMessage({ type: 'chunk', id: request.id, pcm: samples.buffer }, [samples.buffer]);
+      parentPort.postMessage({ type: 'chunk', id: request.id, pcm: samples.buffer, words }, [samples.buffer]);
+    } else if (words && words.length > 0) {
+      parentPort.postMessage({ type: 'chunk', id: request.id, pcm: new ArrayBuffer(0), words });
     }
     return 0;
   });

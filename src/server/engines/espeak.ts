@@ -54,11 +54,32 @@ interface SynthRequest {
   rate: number;
   pitch: number;
   gain: number;
+  /** Ask the worker for eSpeak's word events (test and bench hook, never on the wire). */
+  words?: boolean;
+}
+
+/**
+ * Where eSpeak put one word of the text it spoke: its truth for measuring word
+ * timings estimated from audio (issue 26). Test and bench use only.
+ */
+export interface EspeakWordEvent {
+  /** 0-based index of the word's first character in the text. */
+  charStart: number;
+  /** Length of the word in characters, as eSpeak counts it. */
+  length: number;
+  /** Where the word starts in the audio, in ms from the first sample. */
+  startMs: number;
+}
+
+interface WorkerWord {
+  at: number;
+  length: number;
+  ms: number;
 }
 
 type WorkerMessage =
   | { type: 'ready'; sampleRate: number }
-  | { type: 'chunk'; id: number; pcm: ArrayBuffer }
+  | { type: 'chunk'; id: number; pcm: ArrayBuffer; words?: WorkerWord[] }
   | { type: 'done'; id: number; aborted: boolean }
   | { type: 'error'; id: number; message: string; fatal: boolean }
   | { type: 'load-failed'; message: string };
@@ -69,6 +90,8 @@ interface Job {
   slot: Slot | undefined;
   /** The worker reported the end of this job (or the job never reached one). */
   finished: boolean;
+  /** eSpeak's word events, when the request asked for them. */
+  words?: EspeakWordEvent[];
 }
 
 const SlotState = {
@@ -119,6 +142,22 @@ export class EspeakEngine implements SpeechEngine {
   }
 
   async *synthesize(text: string, options: SynthesisOptions): AsyncGenerator<Buffer> {
+    yield* this.#run(text, options, undefined);
+  }
+
+  /**
+   * Synthesize `text` whole and report where eSpeak put each word: the truth
+   * that word timings estimated from the audio are measured against (tests and
+   * benches only; the server never sends it).
+   */
+  async synthesizeWithWords(text: string, options: SynthesisOptions): Promise<{ pcm: Buffer; words: EspeakWordEvent[] }> {
+    const words: EspeakWordEvent[] = [];
+    const parts: Buffer[] = [];
+    for await (const part of this.#run(text, options, words)) parts.push(part);
+    return { pcm: Buffer.concat(parts), words };
+  }
+
+  async *#run(text: string, options: SynthesisOptions, words: EspeakWordEvent[] | undefined): AsyncGenerator<Buffer> {
     if (this.#closed) throw new EngineError(EngineErrorCode.closed, 'espeak engine is closed');
     const { signal } = options;
     if (signal?.aborted) throw new AbortError();
@@ -133,10 +172,12 @@ export class EspeakEngine implements SpeechEngine {
         rate: espeakRate(pace),
         pitch: espeakPitch(options.voice),
         gain,
+        ...(words === undefined ? {} : { words: true }),
       },
       queue: new AsyncQueue<Buffer>(),
       slot: undefined,
       finished: false,
+      ...(words === undefined ? {} : { words }),
     };
     const onAbort = (): void => this.#cancel(job, new AbortError());
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -268,7 +309,12 @@ export class EspeakEngine implements SpeechEngine {
           this.#pump();
           return;
         case 'chunk':
-          if (slot.job?.request.id === message.id) slot.job.queue.push(Buffer.from(message.pcm));
+          if (slot.job?.request.id === message.id) {
+            for (const word of message.words ?? []) {
+              slot.job.words?.push({ charStart: word.at, length: word.length, startMs: word.ms });
+            }
+            if (message.pcm.byteLength > 0) slot.job.queue.push(Buffer.from(message.pcm));
+          }
           return;
         case 'done':
         case 'error':

@@ -1,0 +1,348 @@
+/**
+ * Word timings estimated from a segment's text and its audio (issue 26 item 1).
+ * Pure: no I/O, no clock.
+ *
+ * The service sends no word timestamps (spec 6), so the client estimates them:
+ * 1. the words of the text are weighted by how long they take to say (vowel
+ *    groups and letters; digits spoken as numbers; a pause after punctuation);
+ * 2. the audio's short-time energy gives where speech starts and ends and
+ *    where it pauses; the pauses are matched, in order, to the text's
+ *    punctuation, so each clause is placed where the audio has it;
+ * 3. inside a clause the weights share the clause's time, and each boundary is
+ *    snapped to an energy dip nearby (the short silence of a stop or a gap).
+ * Each boundary carries a confidence: high at a matched pause, lower when only
+ * the weights place it.
+ */
+
+/** One word of a segment and where the estimate puts it in the segment's audio. */
+export interface WordTiming {
+  /** The word as written (a run of non-space characters, punctuation included). */
+  word: string;
+  /** Index of its first character in the segment's text. */
+  charStart: number;
+  /** Index after its last character. */
+  charEnd: number;
+  /** Where it starts in the segment's audio, ms from the segment's first sample. */
+  startMs: number;
+  /** Where it ends (the next word may start later, after a pause). */
+  endMs: number;
+  /**
+   * Confidence, 0 to 1, in the boundary at this word's end (the last word's:
+   * the end of speech): 0.9 at a pause matched to punctuation, 0.6 at an
+   * energy dip, 0.3 where only the weights place it.
+   */
+  confidence: number;
+}
+
+/** PCM of a segment: mono or interleaved s16le samples and their rate. */
+export interface WordTimingAudio {
+  /** Samples (s16); interleaved when `channels` > 1. */
+  samples: Int16Array;
+  sampleRate: number;
+  channels?: number;
+}
+
+/** Confidence of a boundary placed at a pause matched to punctuation. */
+export const CONFIDENCE_PAUSE = 0.9;
+/** Confidence of a boundary snapped to an energy dip. */
+export const CONFIDENCE_DIP = 0.6;
+/** Confidence of a boundary placed by the weights alone. */
+export const CONFIDENCE_WEIGHT = 0.3;
+
+const FRAME_MS = 10;
+/** A pause is a run of quiet frames at least this long. */
+const MIN_PAUSE_MS = 60;
+/** How far (ms) a boundary may move to reach an energy dip. */
+const SNAP_MS = 60;
+
+interface Token {
+  word: string;
+  charStart: number;
+  charEnd: number;
+  weight: number;
+  /** Strength of the break after the word: 0 none, 1 comma-like, 2 sentence end. */
+  breakAfter: number;
+}
+
+/** Syllables of a word, guessed from its vowel groups (at least 1 for any word with letters). */
+export function syllables(word: string): number {
+  const w = word.toLowerCase().replace(/[^a-z\u00c0-\u024f]/g, '');
+  if (w.length === 0) return 0;
+  let count = w.match(/[aeiouy\u00e0-\u00ff]+/g)?.length ?? 0;
+  // A final silent 'e' ("make", "there") is no syllable of its own; "-le" after a consonant is.
+  if (w.length > 2 && w.endsWith('e') && !/[aeiouy]e$/.test(w) && !/[^aeiouy]le$/.test(w)) count--;
+  // "-ed" is silent after anything but t or d ("checked", "moved"; not "wanted").
+  else if (w.length > 3 && /[^aeioutdy]ed$/.test(w)) count--;
+  return Math.max(1, count);
+}
+
+/**
+ * How long a word takes to say, in letter-lengths: its letters, a share per
+ * syllable, and each digit said as a word or two ("42": "forty two"). The
+ * coefficients are a least-squares fit of word durations on the reference
+ * engine (bench/word-timing.mjs), rounded.
+ */
+export function wordWeight(word: string): number {
+  const letters = word.replace(/[^\p{L}]/gu, '').length;
+  const digits = word.replace(/[^0-9]/g, '').length;
+  return 0.4 + letters + (letters > 0 ? 0.37 * syllables(word) : 0) + 5.3 * digits;
+}
+
+function breakStrength(word: string): number {
+  if (/[.!?]["')\]]*$/.test(word)) return 2;
+  if (/[,;:\u2014]["')\]]*$/.test(word) || /^[-\u2013\u2014]+$/.test(word)) return 1;
+  return 0;
+}
+
+/** The words of `text` (runs of non-space characters) with their weights. */
+export function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  for (const match of text.matchAll(/\S+/g)) {
+    const word = match[0];
+    const charStart = match.index;
+    tokens.push({ word, charStart, charEnd: charStart + word.length, weight: wordWeight(word), breakAfter: breakStrength(word) });
+  }
+  return tokens;
+}
+
+/** Energy of each 10 ms frame, in dB (mono mix). */
+function frameEnergies(audio: WordTimingAudio): { db: Float64Array; frameMs: number } {
+  const channels = Math.max(1, audio.channels ?? 1);
+  const frameSamples = Math.max(1, Math.round((audio.sampleRate * FRAME_MS) / 1000));
+  const frames = Math.floor(audio.samples.length / channels / frameSamples);
+  const db = new Float64Array(frames);
+  for (let f = 0; f < frames; f++) {
+    let sum = 0;
+    const from = f * frameSamples * channels;
+    const to = from + frameSamples * channels;
+    for (let i = from; i < to; i++) {
+      const v = audio.samples[i]!;
+      sum += v * v;
+    }
+    db[f] = 10 * Math.log10(sum / (frameSamples * channels) + 1);
+  }
+  return { db, frameMs: (frameSamples * 1000) / audio.sampleRate };
+}
+
+interface Pause {
+  startMs: number;
+  endMs: number;
+}
+
+/** Speech extent and interior pauses of the audio. */
+function analyse(audio: WordTimingAudio): { speechStart: number; speechEnd: number; pauses: Pause[]; db: Float64Array; frameMs: number } {
+  const { db, frameMs } = frameEnergies(audio);
+  let peak = 0;
+  for (const v of db) peak = Math.max(peak, v);
+  // Quiet: 35 dB under the loudest frame, or near digital silence.
+  const threshold = Math.max(peak - 35, 20);
+  let first = -1;
+  let last = -1;
+  for (let f = 0; f < db.length; f++) {
+    if (db[f]! > threshold) {
+      if (first < 0) first = f;
+      last = f;
+    }
+  }
+  if (first < 0) return { speechStart: 0, speechEnd: db.length * frameMs, pauses: [], db, frameMs };
+  const pauses: Pause[] = [];
+  let runStart = -1;
+  for (let f = first; f <= last + 1; f++) {
+    const quiet = f <= last && db[f]! <= threshold;
+    if (quiet && runStart < 0) runStart = f;
+    if (!quiet && runStart >= 0) {
+      if ((f - runStart) * frameMs >= MIN_PAUSE_MS) pauses.push({ startMs: runStart * frameMs, endMs: f * frameMs });
+      runStart = -1;
+    }
+  }
+  return { speechStart: first * frameMs, speechEnd: (last + 1) * frameMs, pauses, db, frameMs };
+}
+
+/**
+ * Match pauses to the breaks after words, in order: for each break (strongest
+ * expectation first is not needed: both lists are in time order) take the
+ * longest unused pause near where the weights expect it, keeping the order.
+ * Returns, for each token index, the pause that follows it.
+ */
+function matchPauses(tokens: Token[], pauses: Pause[], speechStart: number, speechEnd: number): Map<number, Pause> {
+  const matched = new Map<number, Pause>();
+  if (pauses.length === 0 || tokens.length < 2) return matched;
+  const breakWeight = (t: Token): number => (t.breakAfter === 2 ? 3 : t.breakAfter === 1 ? 1.5 : 0);
+  const total = tokens.reduce((s, t, i) => s + t.weight + (i < tokens.length - 1 ? breakWeight(t) : 0), 0);
+  const span = speechEnd - speechStart;
+  let acc = 0;
+  let nextPause = 0;
+  for (let i = 0; i < tokens.length - 1; i++) {
+    const t = tokens[i]!;
+    acc += t.weight;
+    const expected = speechStart + (span * (acc + breakWeight(t) / 2)) / total;
+    acc += breakWeight(t);
+    const window = t.breakAfter > 0 ? span * 0.2 + 150 : 120;
+    let best = -1;
+    let bestScore = 0;
+    for (let p = nextPause; p < pauses.length; p++) {
+      const pause = pauses[p]!;
+      const centre = (pause.startMs + pause.endMs) / 2;
+      if (centre > expected + window) break;
+      const distance = Math.abs(centre - expected);
+      if (distance > window) continue;
+      const length = pause.endMs - pause.startMs;
+      // A break expects a pause; a word without punctuation only takes a long, close one.
+      if (t.breakAfter === 0 && (length < 120 || distance > 80)) continue;
+      const score = length * (1 - distance / (window * 1.5));
+      if (score > bestScore) {
+        bestScore = score;
+        best = p;
+      }
+    }
+    if (best >= 0) {
+      matched.set(i, pauses[best]!);
+      nextPause = best + 1;
+    }
+  }
+  return matched;
+}
+
+/** The frame of lowest energy within `SNAP_MS` of `ms`, if it is a real dip. */
+function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: number): number | undefined {
+  const from = Math.max(Math.ceil(Math.max(lo, ms - SNAP_MS) / frameMs), 1);
+  const to = Math.min(Math.floor(Math.min(hi, ms + SNAP_MS) / frameMs), db.length - 2);
+  let best = -1;
+  let bestValue = Infinity;
+  for (let f = from; f <= to; f++) {
+    if (db[f]! < bestValue) {
+      bestValue = db[f]!;
+      best = f;
+    }
+  }
+  if (best < 0) return undefined;
+  // A dip: at least 10 dB under the loudest frame within 50 ms on each side.
+  const reach = Math.round(50 / frameMs);
+  let left = -Infinity;
+  let right = -Infinity;
+  for (let f = Math.max(0, best - reach); f < best; f++) left = Math.max(left, db[f]!);
+  for (let f = best + 1; f <= Math.min(db.length - 1, best + reach); f++) right = Math.max(right, db[f]!);
+  if (left - bestValue < 10 || right - bestValue < 10) return undefined;
+  return best * frameMs + frameMs / 2;
+}
+
+/**
+ * Estimate where each word of `text` lies in `audio` (the segment's whole PCM).
+ * Words are runs of non-space characters; an empty text gives no words.
+ */
+export function estimateWordTimings(text: string, audio: WordTimingAudio): WordTiming[] {
+  const tokens = tokenize(text);
+  if (tokens.length === 0) return [];
+  const { speechStart, speechEnd, pauses, db, frameMs } = analyse(audio);
+  const matched = matchPauses(tokens, pauses, speechStart, speechEnd);
+  const out: WordTiming[] = [];
+  // Clauses: runs of tokens between matched pauses.
+  let clauseFirst = 0;
+  let clauseStartMs = speechStart;
+  for (let i = 0; i < tokens.length; i++) {
+    const pause = matched.get(i);
+    const lastOfAll = i === tokens.length - 1;
+    if (pause === undefined && !lastOfAll) continue;
+    const clauseEndMs = pause ? pause.startMs : speechEnd;
+    const clause = tokens.slice(clauseFirst, i + 1);
+    const weight = clause.reduce((s, t) => s + t.weight, 0);
+    const span = Math.max(0, clauseEndMs - clauseStartMs);
+    let acc = 0;
+    let previousEnd = clauseStartMs;
+    for (let k = 0; k < clause.length; k++) {
+      const t = clause[k]!;
+      acc += t.weight;
+      let end = clauseStartMs + (span * acc) / weight;
+      let confidence = CONFIDENCE_WEIGHT;
+      if (k === clause.length - 1) {
+        end = clauseEndMs;
+        confidence = pause ? CONFIDENCE_PAUSE : CONFIDENCE_WEIGHT;
+      } else {
+        const dip = dipNear(end, previousEnd + frameMs, clauseEndMs - frameMs, db, frameMs);
+        if (dip !== undefined) {
+          end = dip;
+          confidence = CONFIDENCE_DIP;
+        }
+      }
+      out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs: previousEnd, endMs: end, confidence });
+      previousEnd = end;
+    }
+    if (pause) {
+      clauseFirst = i + 1;
+      clauseStartMs = pause.endMs;
+    }
+  }
+  return out;
+}
+
+/**
+ * The baseline the estimate is measured against: each word starts where its
+ * first character falls when the audio is shared out in proportion to characters.
+ */
+export function proportionalWordTimings(text: string, durationMs: number): WordTiming[] {
+  const tokens = tokenize(text);
+  const length = Math.max(1, text.length);
+  return tokens.map((t, i) => ({
+    word: t.word,
+    charStart: t.charStart,
+    charEnd: t.charEnd,
+    startMs: (durationMs * t.charStart) / length,
+    endMs: (durationMs * (tokens[i + 1]?.charStart ?? length)) / length,
+    confidence: CONFIDENCE_WEIGHT,
+  }));
+}
+
+/** Where heard text ends: characters heard and the confidence of that boundary. */
+export interface HeardCut {
+  /** Characters of the text heard, ending at the end of a word (0: none). */
+  chars: number;
+  /** Confidence (0 to 1) in the boundary; 1 when all or nothing was heard. */
+  confidence: number;
+}
+
+/**
+ * Heard text of a segment of which `playedMs` of audio played: up to the end
+ * of the last word whose estimated end is within what played.
+ */
+export function heardAtWord(words: readonly WordTiming[], playedMs: number, textLength: number): HeardCut {
+  if (words.length === 0) return { chars: playedMs > 0 ? textLength : 0, confidence: 1 };
+  const last = words[words.length - 1]!;
+  if (playedMs >= last.endMs) return { chars: textLength, confidence: 1 };
+  let heard: WordTiming | undefined;
+  for (const word of words) {
+    if (word.endMs <= playedMs) heard = word;
+    else break;
+  }
+  if (heard === undefined) return { chars: 0, confidence: playedMs <= words[0]!.startMs ? 1 : words[0]!.confidence };
+  return { chars: heard.charEnd, confidence: heard.confidence };
+}
+
+/** Reads s16le bytes as samples (copying when the buffer is not 2-byte aligned). */
+export function pcmSamples(bytes: Uint8Array): Int16Array {
+  const length = Math.floor(bytes.byteLength / 2);
+  if (bytes.byteOffset % 2 === 0) return new Int16Array(bytes.buffer, bytes.byteOffset, length);
+  const copy = new Uint8Array(length * 2);
+  copy.set(bytes.subarray(0, length * 2));
+  return new Int16Array(copy.buffer);
+}
+
+/** Where a word truly starts (from a engine that knows it), by its first character. */
+export interface TrueWordStart {
+  charStart: number;
+  startMs: number;
+}
+
+/**
+ * Boundary errors of `estimate` against `truth`, in ms: for every word after
+ * the first that the truth places, |estimated start - true start|. A word's
+ * true start is that of the first true word starting inside it.
+ */
+export function wordBoundaryErrors(estimate: readonly WordTiming[], truth: readonly TrueWordStart[]): number[] {
+  const errors: number[] = [];
+  for (let i = 1; i < estimate.length; i++) {
+    const word = estimate[i]!;
+    const hit = truth.find((t) => t.charStart >= word.charStart && t.charStart < word.charEnd);
+    if (hit !== undefined) errors.push(Math.abs(word.startMs - hit.startMs));
+  }
+  return errors;
+}
