@@ -88,6 +88,9 @@ export function wordWeight(word: string): number {
   return 0.4 + letters + (letters > 0 ? 0.37 * syllables(word) : 0) + 5.3 * digits;
 }
 
+/** Extra weight, in letter-lengths, of the last word of a sentence (half for a clause). */
+const FINAL_LENGTHENING = 4;
+
 function breakStrength(word: string): number {
   if (/[.!?]["')\]]*$/.test(word)) return 2;
   if (/[,;:\u2014]["')\]]*$/.test(word) || /^[-\u2013\u2014]+$/.test(word)) return 1;
@@ -100,8 +103,13 @@ export function tokenize(text: string): Token[] {
   for (const match of text.matchAll(/\S+/g)) {
     const word = match[0];
     const charStart = match.index;
-    tokens.push({ word, charStart, charEnd: charStart + word.length, weight: wordWeight(word), breakAfter: breakStrength(word) });
+    const breakAfter = breakStrength(word);
+    tokens.push({ word, charStart, charEnd: charStart + word.length, weight: wordWeight(word), breakAfter });
   }
+  // The last word of a clause is drawn out (final lengthening), most at the end of a sentence.
+  const last = tokens[tokens.length - 1];
+  if (last !== undefined && last.breakAfter === 0) last.breakAfter = 2;
+  for (const token of tokens) token.weight += token.breakAfter === 2 ? FINAL_LENGTHENING : token.breakAfter === 1 ? FINAL_LENGTHENING / 2 : 0;
   return tokens;
 }
 

@@ -1,0 +1,102 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { WORD_TIMING_TEXTS } from '../../src/bench/texts.js';
+import { EspeakEngine, espeakAvailable } from '../../src/server/engines/espeak.js';
+import {
+  CONFIDENCE_PAUSE,
+  estimateWordTimings,
+  heardAtWord,
+  pcmSamples,
+  proportionalWordTimings,
+  syllables,
+  tokenize,
+  wordBoundaryErrors,
+} from '../../src/stream/word-timing.js';
+
+const RATE = 16_000;
+
+/** Tone bursts for the given [startMs, endMs) spans, silence elsewhere. */
+function bursts(totalMs: number, spans: Array<[number, number]>): Int16Array {
+  const samples = new Int16Array(Math.round((totalMs * RATE) / 1000));
+  for (const [from, to] of spans) {
+    for (let i = Math.round((from * RATE) / 1000); i < Math.round((to * RATE) / 1000); i++) {
+      samples[i] = Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / RATE));
+    }
+  }
+  return samples;
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+describe('word timing estimate', () => {
+  it('finds the words of the text with their character spans', () => {
+    const text = '  Hello, big world! ';
+    expect(tokenize(text).map((t) => [t.word, t.charStart, t.charEnd])).toEqual([
+      ['Hello,', 2, 8],
+      ['big', 9, 12],
+      ['world!', 13, 19],
+    ]);
+    expect(estimateWordTimings('   ', { samples: new Int16Array(1600), sampleRate: RATE })).toEqual([]);
+  });
+
+  it('counts syllables by vowel groups, silent final e and -ed', () => {
+    expect(syllables('cat')).toBe(1);
+    expect(syllables('there')).toBe(1);
+    expect(syllables('checked')).toBe(1);
+    expect(syllables('wanted')).toBe(2);
+    expect(syllables('table')).toBe(2);
+    expect(syllables('extraordinary')).toBe(5);
+  });
+
+  it('places a clause break at the pause in the audio, with high confidence', () => {
+    // Speech 100-900 ms, a pause, speech 1400-1800 ms: the weights alone would
+    // put "three" near the middle, the pause puts it at 1400.
+    const text = 'one two, three four';
+    const samples = bursts(2000, [[100, 900], [1400, 1800]]);
+    const words = estimateWordTimings(text, { samples, sampleRate: RATE });
+    expect(words.map((w) => w.word)).toEqual(['one', 'two,', 'three', 'four']);
+    expect(words[0]!.startMs).toBeCloseTo(100, -1);
+    expect(words[1]!.endMs).toBeCloseTo(900, -1);
+    expect(words[1]!.confidence).toBe(CONFIDENCE_PAUSE);
+    expect(words[2]!.startMs).toBeCloseTo(1400, -1);
+    expect(words[3]!.endMs).toBeCloseTo(1800, -1);
+    expect(words[2]!.charStart).toBe(text.indexOf('three'));
+  });
+
+  it('cuts heard text at the end of the last word wholly played, with its confidence', () => {
+    const text = 'one two, three four';
+    const words = estimateWordTimings(text, { samples: bursts(2000, [[100, 900], [1400, 1800]]), sampleRate: RATE });
+    // Played into "three": heard ends after "two,".
+    const cut = heardAtWord(words, 1500, text.length);
+    expect(text.slice(0, cut.chars)).toBe('one two,');
+    expect(cut.confidence).toBe(CONFIDENCE_PAUSE);
+    expect(heardAtWord(words, 50, text.length)).toEqual({ chars: 0, confidence: 1 });
+    expect(heardAtWord(words, 1900, text.length)).toEqual({ chars: text.length, confidence: 1 });
+  });
+
+  it('measures boundary errors against true word starts by first character', () => {
+    const text = 'a bb ccc';
+    const estimate = proportionalWordTimings(text, 800);
+    expect(estimate.map((w) => w.startMs)).toEqual([0, 200, 500]);
+    expect(wordBoundaryErrors(estimate, [{ charStart: 0, startMs: 0 }, { charStart: 2, startMs: 250 }, { charStart: 5, startMs: 450 }])).toEqual([50, 50]);
+  });
+});
+
+const available = await espeakAvailable();
+
+describe.skipIf(!available)('word timing estimate vs eSpeak word events (needs @echogarden/espeak-ng-emscripten)', () => {
+  const engine = new EspeakEngine({ warmUpRounds: 0 });
+  afterAll(() => engine.close());
+
+  it('beats the character-proportional baseline on the fixed corpus', async () => {
+    const estimate: number[] = [];
+    const baseline: number[] = [];
+    for (const text of WORD_TIMING_TEXTS) {
+      const { pcm, words } = await engine.synthesizeWithWords(text, { voice: { basePitchHz: 120, rate: 1, espeakVoice: 'en-us' } });
+      const samples = pcmSamples(pcm);
+      estimate.push(...wordBoundaryErrors(estimateWordTimings(text, { samples, sampleRate: engine.sampleRate }), words));
+      baseline.push(...wordBoundaryErrors(proportionalWordTimings(text, (samples.length / engine.sampleRate) * 1000), words));
+    }
+    expect(estimate.length).toBeGreaterThan(200);
+    expect(median(estimate)).toBeLessThan(median(baseline));
+  }, 120_000);
+});
