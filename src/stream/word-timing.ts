@@ -44,6 +44,8 @@ export interface WordTimingAudio {
 
 /** Confidence of a boundary placed at a pause matched to punctuation. */
 export const CONFIDENCE_PAUSE = 0.9;
+/** Confidence of a boundary at a silent gap, where the clause has one between every two words. */
+export const CONFIDENCE_GAP = 0.8;
 /** Confidence of a boundary snapped to an energy dip. */
 export const CONFIDENCE_DIP = 0.6;
 /** Confidence of a boundary placed by the weights alone. */
@@ -52,6 +54,8 @@ export const CONFIDENCE_WEIGHT = 0.3;
 const FRAME_MS = 10;
 /** A pause is a run of quiet frames at least this long. */
 const MIN_PAUSE_MS = 60;
+/** A gap between words is a run of quiet frames at least this long. */
+const MIN_GAP_MS = 30;
 /** How far (ms) a boundary may move to reach an energy dip. */
 const SNAP_MS = 60;
 
@@ -138,7 +142,7 @@ interface Pause {
 }
 
 /** Speech extent and interior pauses of the audio. */
-function analyse(audio: WordTimingAudio): { speechStart: number; speechEnd: number; pauses: Pause[]; db: Float64Array; frameMs: number } {
+function analyse(audio: WordTimingAudio): { speechStart: number; speechEnd: number; pauses: Pause[]; gaps: Pause[]; db: Float64Array; frameMs: number } {
   const { db, frameMs } = frameEnergies(audio);
   let peak = 0;
   for (const v of db) peak = Math.max(peak, v);
@@ -152,18 +156,19 @@ function analyse(audio: WordTimingAudio): { speechStart: number; speechEnd: numb
       last = f;
     }
   }
-  if (first < 0) return { speechStart: 0, speechEnd: db.length * frameMs, pauses: [], db, frameMs };
-  const pauses: Pause[] = [];
+  if (first < 0) return { speechStart: 0, speechEnd: db.length * frameMs, pauses: [], gaps: [], db, frameMs };
+  const gaps: Pause[] = [];
   let runStart = -1;
   for (let f = first; f <= last + 1; f++) {
     const quiet = f <= last && db[f]! <= threshold;
     if (quiet && runStart < 0) runStart = f;
     if (!quiet && runStart >= 0) {
-      if ((f - runStart) * frameMs >= MIN_PAUSE_MS) pauses.push({ startMs: runStart * frameMs, endMs: f * frameMs });
+      if ((f - runStart) * frameMs >= MIN_GAP_MS) gaps.push({ startMs: runStart * frameMs, endMs: f * frameMs });
       runStart = -1;
     }
   }
-  return { speechStart: first * frameMs, speechEnd: (last + 1) * frameMs, pauses, db, frameMs };
+  const pauses = gaps.filter((gap) => gap.endMs - gap.startMs >= MIN_PAUSE_MS);
+  return { speechStart: first * frameMs, speechEnd: (last + 1) * frameMs, pauses, gaps, db, frameMs };
 }
 
 /**
@@ -241,7 +246,7 @@ function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: 
 export function estimateWordTimings(text: string, audio: WordTimingAudio): WordTiming[] {
   const tokens = tokenize(text);
   if (tokens.length === 0) return [];
-  const { speechStart, speechEnd, pauses, db, frameMs } = analyse(audio);
+  const { speechStart, speechEnd, pauses, gaps, db, frameMs } = analyse(audio);
   const matched = matchPauses(tokens, pauses, speechStart, speechEnd);
   const out: WordTiming[] = [];
   // Clauses: runs of tokens between matched pauses.
@@ -255,6 +260,23 @@ export function estimateWordTimings(text: string, audio: WordTimingAudio): WordT
     const clause = tokens.slice(clauseFirst, i + 1);
     const weight = clause.reduce((s, t) => s + t.weight, 0);
     const span = Math.max(0, clauseEndMs - clauseStartMs);
+    // One silent gap between every two words of the clause (an engine that
+    // pauses between words): the gaps are the boundaries.
+    const inner = gaps.filter((gap) => gap.startMs > clauseStartMs && gap.endMs < clauseEndMs);
+    if (clause.length > 1 && inner.length === clause.length - 1) {
+      clause.forEach((t, k) => {
+        const startMs = k === 0 ? clauseStartMs : inner[k - 1]!.endMs;
+        const last = k === clause.length - 1;
+        const endMs = last ? clauseEndMs : inner[k]!.startMs;
+        const confidence = last ? (pause ? CONFIDENCE_PAUSE : CONFIDENCE_WEIGHT) : CONFIDENCE_GAP;
+        out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs, endMs, confidence });
+      });
+      if (pause) {
+        clauseFirst = i + 1;
+        clauseStartMs = pause.endMs;
+      }
+      continue;
+    }
     let acc = 0;
     let previousEnd = clauseStartMs;
     for (let k = 0; k < clause.length; k++) {

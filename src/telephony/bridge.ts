@@ -23,7 +23,7 @@ import type { SpeechStream } from '../stream/speech-stream.js';
 import { decodeG711, encodeG711, g711Silence, G711Law } from './g711.js';
 import { FRAME_BYTES, FRAME_MS, MediaEncoding, TELEPHONY_SAMPLE_RATE, formatOutbound, parseInbound, MediaStreamMessageError, type InboundMessage, type OutboundMessage, type StartInfo } from './protocol.js';
 import { Resampler } from './resample.js';
-import { cutAtWord } from './heard.js';
+import { cutAtWord, heardInSegment } from './heard.js';
 
 /**
  * The socket the provider connected on: what the bridge needs of it. A `ws`
@@ -53,6 +53,13 @@ export interface HeardSegment {
   text: string;
   /** Characters of `text` the caller heard, cut at a word boundary. */
   heardChars: number;
+  /**
+   * Confidence, 0 to 1, in that word boundary: 1 when all or none of the
+   * segment was heard; otherwise that of the estimated word timings
+   * (voxpipe's `estimateWordTimings`), or 0.3 when the segment's audio had
+   * not all arrived and the cut is in proportion to it.
+   */
+  confidence: number;
   /** The caller heard the segment to its end (a mark at or past its last sample was echoed). */
   complete: boolean;
 }
@@ -108,6 +115,8 @@ interface SegmentTrack {
   /** Source samples of the stream before this segment, and in it. */
   sourceStart: number;
   sourceSamples: number;
+  /** Its source PCM, kept to estimate its word timings on barge-in. */
+  pcm: Int16Array[];
   /** Its span in 8 kHz samples of the turn. */
   start8k: number;
   end8k: number | undefined;
@@ -123,6 +132,8 @@ interface Turn {
   /** Mark name -> 8 kHz samples of the turn sent before it. */
   marks: Map<string, number>;
   endMark: string | undefined;
+  /** Sample rate of the stream's PCM (0 until its first chunk). */
+  sourceRate: number;
   acked: number;
   lastMark: string | undefined;
   ackedMarks: number;
@@ -327,7 +338,7 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
         resolve({ outcome, heard: this.#heard(turn), frames: turn.frames, marksSent: turn.marks.size, marksAcknowledged: turn.ackedMarks });
       };
     });
-    const turn: Turn = { speech, segments: [], texts: new Map(), leftover: '', marks: new Map(), endMark: undefined, acked: 0, lastMark: undefined, ackedMarks: 0, sent8k: 0, frames: 0, cleared: false, done: false, finish, result };
+    const turn: Turn = { speech, segments: [], texts: new Map(), leftover: '', marks: new Map(), endMark: undefined, sourceRate: 0, acked: 0, lastMark: undefined, ackedMarks: 0, sent8k: 0, frames: 0, cleared: false, done: false, finish, result };
     this.#turn = turn;
     const texts = turn.texts;
     speech.on('segment-start', ({ segmentId, text }) => {
@@ -390,12 +401,13 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
       if (!resampler) {
         this.#checkChunk(chunk);
         rate = chunk.sampleRate;
+        turn.sourceRate = rate;
         resampler = new Resampler({ fromRate: rate, toRate: TELEPHONY_SAMPLE_RATE });
       }
       let seg = turn.segments[turn.segments.length - 1];
       if (seg?.segmentId !== chunk.segmentId) {
         endSegment(seg);
-        seg = { segmentId: chunk.segmentId, text: texts.get(chunk.segmentId), sourceStart: sourceSamples, sourceSamples: 0, start8k: Resampler.outputLength(sourceSamples, rate, TELEPHONY_SAMPLE_RATE), end8k: undefined };
+        seg = { segmentId: chunk.segmentId, text: texts.get(chunk.segmentId), sourceStart: sourceSamples, sourceSamples: 0, pcm: [], start8k: Resampler.outputLength(sourceSamples, rate, TELEPHONY_SAMPLE_RATE), end8k: undefined };
         turn.segments.push(seg);
       }
       let data = carry ? Buffer.concat([carry, chunk.data]) : chunk.data;
@@ -407,6 +419,7 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
       const samples = new Int16Array(data.length / 2);
       for (let i = 0; i < samples.length; i++) samples[i] = data.readInt16LE(i * 2);
       seg.sourceSamples += samples.length;
+      seg.pcm.push(samples);
       sourceSamples += samples.length;
       sendEncoded(resampler.push(samples), false);
     }
@@ -477,16 +490,23 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
       const text = s.text ?? '';
       let heardChars = 0;
       let complete = false;
+      let confidence = 1;
       if (s.end8k !== undefined && played >= s.end8k) {
         heardChars = text.length;
         complete = true;
+      } else if (played > s.start8k && s.end8k !== undefined && turn.sourceRate > 0) {
+        // The segment's audio is all here: cut at the word timings estimated from it.
+        const cut = heardInSegment(text, joinSamples(s.pcm), turn.sourceRate, ((played - s.start8k) / TELEPHONY_SAMPLE_RATE) * 1000);
+        heardChars = cut.chars;
+        confidence = cut.confidence;
       } else if (played > s.start8k) {
+        confidence = PROPORTIONAL_CONFIDENCE;
         const soFar = (s.end8k ?? turn.sent8k) - s.start8k;
         const estimate = s.end8k === undefined && knownChars > 0 ? (text.length * knownSamples) / knownChars : 0;
         const length = Math.max(soFar, estimate, 1);
         heardChars = cutAtWord(text, Math.min(1, (played - s.start8k) / length));
       }
-      segments.push({ segmentId: s.segmentId, text, heardChars, complete });
+      segments.push({ segmentId: s.segmentId, text, heardChars, complete, confidence });
       heardText += text.slice(0, heardChars);
       if (heardChars < text.length) unheard.push(text.slice(heardChars));
     }
@@ -507,4 +527,18 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
   close(): void {
     this.#socket.close(1000);
   }
+}
+
+/** Confidence of a cut in proportion to audio still arriving. */
+const PROPORTIONAL_CONFIDENCE = 0.3;
+
+function joinSamples(parts: Int16Array[]): Int16Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
 }

@@ -3,9 +3,16 @@
  *
  * The heard fraction of a segment's audio is mapped to characters in
  * proportion, then moved back to the end of the last word wholly inside it:
- * a word cut in the middle is not counted as heard. (Word timings estimated
- * from the audio, issue 26 item 1, will refine the proportion.)
+ * a word cut in the middle is not counted as heard. When the segment's audio
+ * is all known, `heardInSegment` cuts at word timings estimated from it
+ * instead (issue 26 item 1).
  */
+import { estimateWordTimings, heardAtWord, type HeardCut } from '../stream/word-timing.js';
+
+/** Characters of `text` heard when `playedMs` of its audio (`samples`, mono s16 at `sampleRate`) played, at a word's end. */
+export function heardInSegment(text: string, samples: Int16Array, sampleRate: number, playedMs: number): HeardCut {
+  return heardAtWord(estimateWordTimings(text, { samples, sampleRate }), playedMs, text.length);
+}
 
 /** Characters of `text` heard when `fraction` (0 to 1) of its audio played, ending at a word boundary. */
 export function cutAtWord(text: string, fraction: number): number {

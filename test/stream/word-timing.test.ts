@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { WORD_TIMING_TEXTS } from '../../src/bench/texts.js';
 import { EspeakEngine, espeakAvailable } from '../../src/server/engines/espeak.js';
+import { ToneEngine } from '../../src/server/engines/tone.js';
 import {
   CONFIDENCE_PAUSE,
   estimateWordTimings,
@@ -60,6 +61,26 @@ describe('word timing estimate', () => {
     expect(words[2]!.startMs).toBeCloseTo(1400, -1);
     expect(words[3]!.endMs).toBeCloseTo(1800, -1);
     expect(words[2]!.charStart).toBe(text.indexOf('three'));
+  });
+
+  it('finds every word of an engine that pauses between words (the tone engine: 70 ms a letter, 40 ms a space)', async () => {
+    const text = 'Let me read your account details. Your plan renews on the first of every month.';
+    const parts: Buffer[] = [];
+    for await (const part of new ToneEngine().synthesize(text, { voice: { basePitchHz: 120, rate: 1, espeakVoice: 'en-us' } })) parts.push(part);
+    const samples = pcmSamples(Buffer.concat(parts));
+    // The truth, from the engine's durations: letters 70 ms, a space 40, a sentence end 220.
+    const truth: { charStart: number; startMs: number }[] = [];
+    let ms = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i]!;
+      if (/\w/.test(c) && (i === 0 || text[i - 1] === ' ')) truth.push({ charStart: i, startMs: ms });
+      ms += /\w/.test(c) ? 70 : c === ' ' ? 40 : 220;
+    }
+    const words = estimateWordTimings(text, { samples, sampleRate: 24_000 });
+    expect(words).toHaveLength(15);
+    const errors = wordBoundaryErrors(words, truth);
+    expect(errors).toHaveLength(14);
+    expect(Math.max(...errors)).toBeLessThanOrEqual(10);
   });
 
   it('cuts heard text at the end of the last word wholly played, with its confidence', () => {

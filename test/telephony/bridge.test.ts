@@ -207,6 +207,13 @@ describe('MediaStreamBridge', () => {
     expect(/[\s]|^$/.test(LONG[heard.heardText.length] ?? '')).toBe(true);
     const complete = heard.segments.filter((s) => s.complete);
     expect(heard.heardText.startsWith(complete.map((s) => s.text).join(''))).toBe(true);
+    // To the word: the tone engine says "Let me read your" in 1030 ms and
+    // "account" ends at 1560 ms, so 1.2 s played is heard to "your", at a
+    // word gap found in the segment's audio (issue 26).
+    expect(heard.heardText).toBe('Let me read your');
+    const cut = heard.segments.find((s) => !s.complete && s.heardChars > 0)!;
+    expect(cut.confidence).toBeGreaterThanOrEqual(0.8);
+    expect(heard.segments.filter((s) => s.complete || s.heardChars === 0).every((s) => s.confidence === 1)).toBe(true);
     await peer.stop();
   });
 
