@@ -12,6 +12,8 @@ import { UnavailableError, type VoxpipeError } from '../errors.js';
 import type { PcmInfo } from '../protocol/audio.js';
 import { frameBytes } from '../protocol/audio.js';
 import type { SinkOptions } from './base-sink.js';
+import type { Clock } from './clock.js';
+import { PlayHead, type PlayedPosition } from './play-head.js';
 import { ProcessSink } from './process-sink.js';
 import { SinkKind, type SinkResult } from './types.js';
 import { findOnPath } from './which.js';
@@ -55,21 +57,40 @@ const PLAYERS: Record<PlayerName, PlayerSpec> = {
 export interface ExternalPlayerOptions extends SinkOptions {
   /** Player to run; default the first available of `PLAYER_ORDER`. */
   player?: PlayerName;
+  /** Clock the played position follows; default the system clock. */
+  clock?: Clock;
 }
 
 /** Plays s16le PCM through an external player process. */
-export class ExternalPlayerSink extends ProcessSink {
+export class ExternalPlayerSink extends ProcessSink implements PlayedPosition {
   readonly kind = SinkKind.externalPlayer;
+  private readonly head: PlayHead;
 
   constructor(
     readonly player: PlayerName,
     readonly pcm: PcmInfo,
-    options: SinkOptions = {},
+    options: SinkOptions & { clock?: Clock } = {},
   ) {
     const command = findOnPath(player);
     if (!command) throw new UnavailableError(`${player} is not installed (not found on PATH)`);
     const child = spawn(command, PLAYERS[player].args(pcm), { stdio: ['pipe', 'ignore', 'pipe'], windowsHide: true });
     super(child, { ...options, label: player, failurePattern: PLAYERS[player].noDevice });
+    this.head = new PlayHead(pcm, options.clock);
+  }
+
+  /** Bytes played so far, by the clock from the first write (the player does not say). */
+  get playedBytes(): number {
+    return this.head.playedBytes;
+  }
+
+  override _write(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.head.wrote(chunk.length);
+    super._write(chunk, encoding, callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.head.stop();
+    super._destroy(error, callback);
   }
 
   protected override makeError(message: string, cause?: unknown): VoxpipeError {
@@ -165,5 +186,8 @@ export async function openExternalPlayer(pcm: PcmInfo, options: ExternalPlayerOp
   if (!player) {
     throw new UnavailableError(`no external player can play audio here (${probes.map((p) => p.reason ?? p.player).join('; ')})`);
   }
-  return new ExternalPlayerSink(player, pcm, options.highWaterMark === undefined ? {} : { highWaterMark: options.highWaterMark });
+  return new ExternalPlayerSink(player, pcm, {
+    ...(options.highWaterMark === undefined ? {} : { highWaterMark: options.highWaterMark }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
 }

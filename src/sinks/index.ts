@@ -34,6 +34,7 @@ export {
   type ExternalPlayerOptions, type PlayerProbe, type ProbePlayerOptions,
 } from './external-player.js';
 export { NullClockSink, type NullClockSinkOptions, type Underrun } from './null-clock.js';
+export { PlayHead, type PlayedPosition } from './play-head.js';
 export { RawFileSink, type RawFileSinkOptions } from './raw-file.js';
 export { openSpeaker, probeSpeaker, SpeakerSink, speakerAvailable, type SpeakerOptions, type SpeakerProbe, type SpeakerProbeOptions } from './speaker.js';
 export { StdoutSink, type StdoutSinkOptions } from './stdout.js';

@@ -9,6 +9,7 @@
 import { pcmDurationMs, type PcmInfo } from '../protocol/audio.js';
 import { BaseSink, type SinkOptions } from './base-sink.js';
 import { systemClock, type Clock } from './clock.js';
+import { PlayHead, type PlayedPosition } from './play-head.js';
 import { SinkKind, type SinkResult } from './types.js';
 
 export interface NullClockSinkOptions extends SinkOptions {
@@ -34,7 +35,7 @@ export interface Underrun {
  * Plays s16le PCM in `pcm`'s layout on a clock. Events: `'underrun'` `(Underrun)`.
  * The first write starts playback; writes of zero bytes are ignored.
  */
-export class NullClockSink extends BaseSink {
+export class NullClockSink extends BaseSink implements PlayedPosition {
   readonly kind = SinkKind.nullClock;
   private readonly clock: Clock;
   private readonly deviceBufferMs: number;
@@ -47,6 +48,7 @@ export class NullClockSink extends BaseSink {
   private underrunCount = 0;
   private underrunTotalMs = 0;
   private cancelTimer: (() => void) | undefined;
+  private readonly head: PlayHead;
 
   constructor(
     readonly pcm: PcmInfo,
@@ -56,6 +58,12 @@ export class NullClockSink extends BaseSink {
     this.clock = options.clock ?? systemClock;
     this.deviceBufferMs = options.deviceBufferMs ?? 100; // ms
     this.drainOnEnd = options.drainOnEnd ?? true;
+    this.head = new PlayHead(pcm, this.clock);
+  }
+
+  /** Bytes played so far: written, less what the device buffer still holds. */
+  get playedBytes(): number {
+    return this.head.playedBytes;
   }
 
   /** Times the device buffer ran dry before the end of the stream. */
@@ -87,6 +95,7 @@ export class NullClockSink extends BaseSink {
       this.dryAtMs = nowMs;
       this.emit('underrun', { atMs: nowMs - this.startedAtMs, gapMs, playedMs: this.playedMs } satisfies Underrun);
     }
+    this.head.wrote(chunk.length);
     const chunkMs = pcmDurationMs(chunk.length, this.pcm);
     this.dryAtMs += chunkMs;
     this.playedMs += chunkMs;
@@ -102,6 +111,7 @@ export class NullClockSink extends BaseSink {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
+    if (error) this.head.stop();
     callback(error);
   }
 

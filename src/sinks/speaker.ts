@@ -16,6 +16,8 @@ import { UnavailableError } from '../errors.js';
 import type { PcmInfo } from '../protocol/audio.js';
 import { BaseSink, sinkError, type SinkOptions } from './base-sink.js';
 import { SinkKind, type SinkResult } from './types.js';
+import type { Clock } from './clock.js';
+import { PlayHead, type PlayedPosition } from './play-head.js';
 
 const require = createRequire(import.meta.url);
 
@@ -36,7 +38,10 @@ export interface SpeakerProbeOptions {
   refresh?: boolean;
 }
 
-export interface SpeakerOptions extends SpeakerProbeOptions, SinkOptions {}
+export interface SpeakerOptions extends SpeakerProbeOptions, SinkOptions {
+  /** Clock the played position follows; default the system clock. */
+  clock?: Clock;
+}
 
 /** Whether `speaker` can play here, and why not. */
 export interface SpeakerProbe {
@@ -130,16 +135,18 @@ function runProbe(options: SpeakerProbeOptions): Promise<SpeakerProbe> {
 }
 
 /** Plays s16le PCM through a `speaker` instance; write callbacks wait for the device. */
-export class SpeakerSink extends BaseSink {
+export class SpeakerSink extends BaseSink implements PlayedPosition {
   readonly kind = SinkKind.speaker;
   private speakerClosed = false;
+  private readonly head: PlayHead;
 
   constructor(
     readonly pcm: PcmInfo,
     private readonly speaker: SpeakerInstance,
-    options: SinkOptions = {},
+    options: SinkOptions & { clock?: Clock } = {},
   ) {
     super(options);
+    this.head = new PlayHead(pcm, options.clock);
     speaker.once('close', () => {
       this.speakerClosed = true;
     });
@@ -148,6 +155,7 @@ export class SpeakerSink extends BaseSink {
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.bytesIn += chunk.length;
+    this.head.wrote(chunk.length);
     this.speaker.write(chunk, (error) => callback(error ? sinkError('speaker write failed', error) : undefined));
   }
 
@@ -161,7 +169,13 @@ export class SpeakerSink extends BaseSink {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     // Aborted: drop what the device still holds instead of playing it out.
     if (!this.speakerClosed && error) this.speaker.close(true);
+    if (error) this.head.stop();
     callback(error);
+  }
+
+  /** Bytes played so far, by the clock from the first write (the device does not say). */
+  get playedBytes(): number {
+    return this.head.playedBytes;
   }
 
   protected result(): SinkResult {
@@ -197,5 +211,8 @@ export function createSpeakerSink(pcm: PcmInfo, options: SpeakerOptions = {}): S
     sampleRate: pcm.sampleRate,
     ...(options.device === undefined ? {} : { device: options.device }),
   });
-  return new SpeakerSink(pcm, speaker, options.highWaterMark === undefined ? {} : { highWaterMark: options.highWaterMark });
+  return new SpeakerSink(pcm, speaker, {
+    ...(options.highWaterMark === undefined ? {} : { highWaterMark: options.highWaterMark }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
 }
