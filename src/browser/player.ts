@@ -21,6 +21,7 @@ export interface PlayerPosition {
 export class PcmPlayer {
   readonly context: AudioContext;
   readonly sampleRate: number;
+  readonly channels: number;
   readonly #node: AudioWorkletNode;
   #carry: Uint8Array | undefined;
   #position: PlayerPosition = { playedFrames: 0, queuedFrames: 0, underruns: 0 };
@@ -28,8 +29,9 @@ export class PcmPlayer {
   #onDrained: (() => void) | undefined;
   #dumpWaiter: ((data: Uint8Array) => void) | undefined;
 
-  private constructor(context: AudioContext, node: AudioWorkletNode) {
+  private constructor(context: AudioContext, node: AudioWorkletNode, channels: number) {
     this.context = context;
+    this.channels = channels;
     this.sampleRate = context.sampleRate;
     this.#node = node;
     this.#drained = new Promise((resolve) => (this.#onDrained = resolve));
@@ -51,7 +53,7 @@ export class PcmPlayer {
     });
     node.connect(context.destination);
     if (context.state === 'suspended') await context.resume().catch(() => undefined);
-    return new PcmPlayer(context, node);
+    return new PcmPlayer(context, node, info.channels);
   }
 
   /** Queue PCM bytes (any split; an odd byte waits for its pair). */
@@ -87,6 +89,11 @@ export class PcmPlayer {
   /** What the listener has heard so far, in ms (reported by the audio thread every ~100 ms). */
   get playedMs(): number {
     return (this.#position.playedFrames / this.sampleRate) * 1000;
+  }
+
+  /** Bytes of PCM the listener has heard so far (what `BrowserSpeech.interrupt(heardBytes)` takes). */
+  get playedBytes(): number {
+    return this.#position.playedFrames * this.channels * 2;
   }
 
   get position(): Readonly<PlayerPosition> {

@@ -11,6 +11,7 @@ import type { StartRequest } from '../protocol/events.js';
 import { countChars, LIMITS } from '../protocol/limits.js';
 import type { MachineAudio, MachineEvent } from '../realtime/reliable/types.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from '../stream/token-segmenter.js';
+import { estimateWordTimings, heardAtWord, pcmSamples, type WordTiming } from '../stream/word-timing.js';
 import type { ReadyInfo } from '../transport.js';
 import { BrowserSession, type BrowserSessionOptions } from './session.js';
 
@@ -36,6 +37,8 @@ export interface BrowserSegmentWaterfall {
   completedMs?: number;
   units?: number;
   audioBytes: number;
+  /** Where each word lies in the segment's audio, estimated once it completed (pcm only; issue 26). */
+  words?: WordTiming[];
 }
 
 export interface BrowserAudio {
@@ -63,6 +66,14 @@ export interface BrowserInterruptReport {
   spokenText: string;
   /** The segment the cut fell in, if any (heard in part). */
   partialText: string;
+  /**
+   * What the listener heard, to the word: `spokenText` and the words of
+   * `partialText` whose estimated end had played (by `heardBytes`; pcm with
+   * the segment complete), else `spokenText` alone.
+   */
+  heardText: string;
+  /** Confidence, 0 to 1, in the word boundary `heardText` ends at (1: at a segment's end). */
+  heardConfidence: number;
   /** Everything after: written but never heard. */
   unspokenText: string;
 }
@@ -81,6 +92,8 @@ export class BrowserSpeech extends EventEmitter<BrowserSpeechEvents> {
   readonly #queue: BrowserAudio[] = [];
   #wake: (() => void) | undefined;
   #ready: ReadyInfo | undefined;
+  /** PCM of each segment not yet completed, for its word timings. */
+  readonly #pcm = new Map<string, Uint8Array[]>();
   #readyWaiters: { resolve: (r: ReadyInfo) => void; reject: (e: VoxpipeError) => void }[] = [];
   #opened = false;
   #firstTextMs: number | undefined;
@@ -166,6 +179,8 @@ export class BrowserSpeech extends EventEmitter<BrowserSpeechEvents> {
     const spoken: string[] = [];
     const unspoken: string[] = [];
     let partial = '';
+    let partialHeard = '';
+    let heardConfidence = 1;
     for (const s of this.#segments) {
       const complete = s.completedMs !== undefined;
       if (s.audioBytes > 0 && complete && budget >= s.audioBytes) {
@@ -173,11 +188,18 @@ export class BrowserSpeech extends EventEmitter<BrowserSpeechEvents> {
         budget -= s.audioBytes;
       } else if (s.audioBytes > 0 && budget > 0 && partial === '') {
         partial = s.text;
+        const info = this.#ready;
+        if (s.words && info && Number.isFinite(budget)) {
+          const cut = heardAtWord(s.words, (budget / (info.sampleRate * info.channels * 2)) * 1000, s.text.length);
+          partialHeard = s.text.slice(0, cut.chars);
+          heardConfidence = cut.confidence;
+        }
         budget = 0;
       } else unspoken.push(s.text);
     }
     this.#finish();
-    return { spokenText: spoken.join(''), partialText: partial, unspokenText: unspoken.join('') + buffered };
+    const spokenText = spoken.join('');
+    return { spokenText, partialText: partial, heardText: spokenText + partialHeard, heardConfidence, unspokenText: unspoken.join('') + buffered };
   }
 
   /** For demos and tests: drop the socket as a network failure would; the request resumes. */
@@ -248,6 +270,11 @@ export class BrowserSpeech extends EventEmitter<BrowserSpeechEvents> {
     if (w) {
       w.firstAudioMs ??= this.#now();
       w.audioBytes += audio.data.byteLength;
+      if (this.#ready?.format === 'pcm') {
+        const parts = this.#pcm.get(audio.segmentId);
+        if (parts) parts.push(audio.data);
+        else this.#pcm.set(audio.segmentId, [audio.data]);
+      }
     }
     if (this.#firstAudioMs === undefined) {
       this.#firstAudioMs = this.#now();
@@ -269,6 +296,7 @@ export class BrowserSpeech extends EventEmitter<BrowserSpeechEvents> {
         if (w) {
           w.completedMs = this.#now();
           w.units = event.result.units;
+          this.#estimateWords(w);
           this.#units += event.result.units;
           this.emit('segment', w);
         }
@@ -293,6 +321,21 @@ export class BrowserSpeech extends EventEmitter<BrowserSpeechEvents> {
       default:
         return;
     }
+  }
+
+  /** Word timings of a completed pcm segment, from its text and audio; its audio is not kept after. */
+  #estimateWords(w: BrowserSegmentWaterfall): void {
+    const parts = this.#pcm.get(w.segmentId);
+    this.#pcm.delete(w.segmentId);
+    const info = this.#ready;
+    if (!parts || !info || info.format !== 'pcm') return;
+    const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+    let at = 0;
+    for (const part of parts) {
+      bytes.set(part, at);
+      at += part.byteLength;
+    }
+    w.words = estimateWordTimings(w.text, { samples: pcmSamples(bytes), sampleRate: info.sampleRate, channels: info.channels });
   }
 
   #finish(): void {

@@ -30,7 +30,7 @@ declare global {
   interface Window {
     voxpipeDemo: {
       speak(text: string, options?: { capture?: boolean; tokens?: boolean; noWait?: boolean }): Promise<SpeakResult>;
-      bargeIn(): { spokenText: string; partialText: string; unspokenText: string; playedMs: number } | undefined;
+      bargeIn(): { spokenText: string; partialText: string; heardText: string; heardConfidence: number; unspokenText: string; playedMs: number } | undefined;
       captured(): Promise<string>;
       getTicket(): Promise<string>;
       player: { playedMs: number; position: { playedFrames: number; queuedFrames: number } } | undefined;
@@ -118,6 +118,34 @@ describe.skipIf(!CHROMIUM)('the demo page in headless Chromium', () => {
     const after = await page.evaluate(() => window.voxpipeDemo.player!.position);
     expect(after.queuedFrames).toBe(0);
     expect(after.playedFrames).toBe(before.playedFrames);
+  });
+
+  it('barge-in: the heard text ends at the last word the listener heard to its end (word timings from the audio)', async () => {
+    const long = Array.from({ length: 6 }, (_, i) => `Sentence number ${i + 1} keeps the listener busy for a while.`).join(' ');
+    const speaking = page.evaluate((text) => window.voxpipeDemo.speak(text), long);
+    await page.waitForFunction(() => (window.voxpipeDemo.player?.playedMs ?? 0) > 1200, null, { timeout: 15_000 });
+    const report = (await page.evaluate(() => window.voxpipeDemo.bargeIn()))!;
+    await speaking;
+    // The tone engine's truth: 70 ms a letter or digit, 40 ms a space; the
+    // first segment is the first sentence. Heard: the words ended by then.
+    const first = long.slice(0, long.indexOf('.') + 1);
+    const heardBy = (ms: number): string => {
+      let t = 0;
+      let heard = '';
+      for (const word of first.split(' ')) {
+        const end = t + word.replace(/\W/g, '').length * 70;
+        if (end > ms) break;
+        heard = first.slice(0, first.indexOf(word, heard.length) + word.length);
+        t = end + 40;
+      }
+      return heard;
+    };
+    expect(report.spokenText).toBe('');
+    expect(report.partialText.startsWith(first)).toBe(true);
+    // One 10 ms analysis frame either side of the play head.
+    expect([heardBy(report.playedMs - 10), heardBy(report.playedMs + 10)]).toContain(report.heardText);
+    expect(report.heardText.length).toBeGreaterThan(0);
+    expect(report.heardConfidence).toBeGreaterThanOrEqual(0.8);
   });
 
   it('pressing Speak plays the text in the box: the worklet plays it to the end', async () => {
