@@ -24,6 +24,7 @@ import { ApiError, ConnectionError, TimeoutError, VoxpipeError } from '../errors
 import type { AudioChunk } from '../protocol/audio.js';
 import { createSpeechPool, createSpeechStream, type SpeechOptions, type SpeechPool } from '../speech.js';
 import type { SpeechStream } from '../stream/speech-stream.js';
+import { estimateWordTimings, pcmSamples } from '../stream/word-timing.js';
 
 /** Sample rate declared when neither the options nor the deployment say one (the spec's PCM default). */
 const DEFAULT_SAMPLE_RATE = 24_000;
@@ -41,6 +42,14 @@ export interface TTSOptions extends Omit<SpeechOptions, 'format' | 'signal' | 'r
   frameMs?: number;
   /** Realtime connections `prewarm()` keeps ready; default 1. */
   spare?: number;
+  /**
+   * Word-level timed transcripts (issue 26): each segment's text goes out on
+   * its last frame as one TimedString per word (the word and the spaces after
+   * it), with start and end times estimated from the segment's audio and a
+   * confidence, instead of one TimedString for the segment on its first
+   * frame. Default false.
+   */
+  wordTimings?: boolean;
 }
 
 export class TTS extends tts.TTS {
@@ -77,13 +86,13 @@ export class TTS extends tts.TTS {
   }
 
   #getPool(): SpeechPool {
-    const { config, sampleRate: _r, frameMs: _f, spare, ...speech } = this.#options;
+    const { config, sampleRate: _r, frameMs: _f, spare, wordTimings: _w, ...speech } = this.#options;
     return (this.#pool ??= createSpeechPool(config, { ...speech, format: 'pcm', spare: spare ?? 1 }));
   }
 
   /** @internal A SpeechStream on the pool when prewarmed, else on a new connection. */
   async openSpeech(transport: SpeechOptions['transport'], connectTimeoutMs: number | undefined): Promise<SpeechStream> {
-    const { config, sampleRate: _r, frameMs: _f, spare: _s, ...speech } = this.#options;
+    const { config, sampleRate: _r, frameMs: _f, spare: _s, wordTimings: _w, ...speech } = this.#options;
     const realtime = connectTimeoutMs !== undefined && speech.realtime?.connectTimeoutMs === undefined ? { ...speech.realtime, connectTimeoutMs } : speech.realtime;
     const options: SpeechOptions = { ...speech, ...(realtime && { realtime }), format: 'pcm', ...(transport && { transport }) };
     return this.#pool && transport !== 'sync' ? this.#pool.createSpeechStream(options) : createSpeechStream(config, options);
@@ -91,6 +100,11 @@ export class TTS extends tts.TTS {
 
   get frameMs(): number {
     return this.#options.frameMs ?? 20;
+  }
+
+  /** Whether timed transcripts are word by word (`TTSOptions.wordTimings`). */
+  get wordTimings(): boolean {
+    return this.#options.wordTimings === true;
   }
 
   synthesize(text: string, connOptions?: APIConnectOptions, abortSignal?: AbortSignal): tts.ChunkedStream {
@@ -176,11 +190,16 @@ class FrameEmitter {
   #first = true;
   #seconds = 0;
   #layout: Pick<AudioChunk, 'sampleRate' | 'channels'> = { sampleRate: DEFAULT_SAMPLE_RATE, channels: 1 };
+  /** Word-level transcripts: the segment's PCM, kept until its last frame, and where it started. */
+  readonly #words: boolean;
+  #segmentPcm: Buffer[] = [];
+  #segmentSeconds = 0;
   requestId = '';
 
-  constructor(speech: SpeechStream, frameMs: number, put: (audio: tts.SynthesizedAudio) => void) {
+  constructor(speech: SpeechStream, frameMs: number, put: (audio: tts.SynthesizedAudio) => void, words = false) {
     this.#put = put;
     this.#frameMs = frameMs;
+    this.#words = words;
     speech.on('segment-start', ({ segmentId, text }) => this.#texts.set(segmentId, text));
     speech.on('segment', (s) => {
       this.#completed.set(s.segmentId, s.audioBytes);
@@ -194,11 +213,14 @@ class FrameEmitter {
       this.#segmentId = c.segmentId;
       this.#consumed = 0;
       this.#first = true;
+      this.#segmentPcm = [];
+      this.#segmentSeconds = this.#seconds;
       this.#layout = { sampleRate: c.sampleRate, channels: c.channels };
       const samplesPerFrame = Math.max(1, Math.round((c.sampleRate * this.#frameMs) / 1000));
       this.#framer = new Framer(samplesPerFrame * c.channels * 2);
     }
     this.#consumed += c.data.length;
+    if (this.#words) this.#segmentPcm.push(c.data);
     for (const pcm of this.#framer!.push(c.data)) this.#emit(pcm, false);
     const total = this.#completed.get(c.segmentId);
     if (total !== undefined && this.#consumed >= total) this.#endSegment();
@@ -221,7 +243,15 @@ class FrameEmitter {
     const frame = frameOf(pcm, this.#layout);
     const segmentId = this.#segmentId!;
     const audio: tts.SynthesizedAudio = { requestId: this.requestId, segmentId, frame, final };
-    if (this.#first) {
+    if (this.#words) {
+      if (final) {
+        const text = this.#texts.get(segmentId) ?? '';
+        const timed = this.#wordTranscripts(text);
+        audio.deltaText = text;
+        audio.timedTranscripts = timed;
+        frame.userdata[USERDATA_TIMED_TRANSCRIPT] = timed;
+      }
+    } else if (this.#first) {
       this.#first = false;
       const text = this.#texts.get(segmentId) ?? '';
       const timed = [createTimedString({ text, startTime: this.#seconds })];
@@ -231,6 +261,23 @@ class FrameEmitter {
     }
     this.#seconds += frame.samplesPerChannel / frame.sampleRate;
     this.#put(audio);
+  }
+
+  /** One TimedString per word of the segment (spaces kept), timed from its audio. */
+  #wordTranscripts(text: string): ReturnType<typeof createTimedString>[] {
+    const samples = pcmSamples(Buffer.concat(this.#segmentPcm));
+    this.#segmentPcm = [];
+    const words = estimateWordTimings(text, { samples, sampleRate: this.#layout.sampleRate, channels: this.#layout.channels });
+    if (words.length === 0) return [createTimedString({ text, startTime: this.#segmentSeconds })];
+    return words.map((w, i) =>
+      createTimedString({
+        // The first word takes any leading space, each word the spaces after it: the texts join to the segment's.
+        text: text.slice(i === 0 ? 0 : w.charStart, words[i + 1]?.charStart ?? text.length),
+        startTime: this.#segmentSeconds + w.startMs / 1000,
+        endTime: this.#segmentSeconds + w.endMs / 1000,
+        confidence: w.confidence,
+      }),
+    );
   }
 }
 
@@ -255,9 +302,14 @@ class SynthesizeStream extends tts.SynthesizeStream {
     const interrupt = () => void speech.interrupt().catch(() => undefined);
     if (this.abortSignal.aborted) return interrupt();
     this.abortSignal.addEventListener('abort', interrupt, { once: true });
-    const emitter = new FrameEmitter(speech, this.#tts.frameMs, (audio) => {
-      if (!this.abortSignal.aborted) this.queue.put(audio);
-    });
+    const emitter = new FrameEmitter(
+      speech,
+      this.#tts.frameMs,
+      (audio) => {
+        if (!this.abortSignal.aborted) this.queue.put(audio);
+      },
+      this.#tts.wordTimings,
+    );
     emitter.requestId = speech.info?.requestId ?? '';
 
     const feed = (async () => {
@@ -310,10 +362,15 @@ class ChunkedStream extends tts.ChunkedStream {
       this.abortSignal.addEventListener('abort', interrupt, { once: true });
       try {
         await speech.open();
-        const emitter = new FrameEmitter(speech, this.#tts.frameMs, (audio) => {
-          emitted = true;
-          if (!this.abortSignal.aborted) this.queue.put(audio);
-        });
+        const emitter = new FrameEmitter(
+          speech,
+          this.#tts.frameMs,
+          (audio) => {
+            emitted = true;
+            if (!this.abortSignal.aborted) this.queue.put(audio);
+          },
+          this.#tts.wordTimings,
+        );
         emitter.requestId = speech.info?.requestId ?? '';
         speech.end(this.inputText);
         for await (const chunk of speech.chunks()) {

@@ -86,6 +86,29 @@ describe('voxpipe/livekit: TTS.stream()', () => {
     });
   }
 
+  it('wordTimings: one timed transcript per word on the segment\'s last frame, at the word gaps of the tone engine', async () => {
+    const tts = await TTS.create({ config, transport: 'realtime', wordTimings: true });
+    const stream = tts.stream();
+    stream.pushText(TEXT);
+    stream.endInput();
+    const { frames } = await collect(stream);
+    const timed = frames.flatMap((f) => f.timedTranscripts ?? []);
+    // The words, spaces kept, join to the text; only final frames carry them.
+    expect(timed.map((t) => t.text).join('')).toBe(TEXT);
+    expect(timed.map((t) => t.text.trim())).toEqual(TEXT.trim().split(/\s+/));
+    expect(frames.filter((f) => f.timedTranscripts).every((f) => f.final)).toBe(true);
+    // The tone engine: 70 ms a letter, 40 ms between words of a clause. The
+    // second word of the text starts 40 ms after the first ends.
+    const [first, second] = timed;
+    const letters = first!.text.replace(/\W/g, '').length;
+    expect(first!.startTime!).toBeLessThan(0.015);
+    expect(Math.abs(first!.endTime! - (letters * 70) / 1000)).toBeLessThan(0.015);
+    expect(Math.abs(second!.startTime! - first!.endTime! - 0.04)).toBeLessThan(0.015);
+    for (let i = 1; i < timed.length; i++) expect(timed[i]!.startTime!).toBeGreaterThanOrEqual(timed[i - 1]!.endTime! - 1e-9);
+    expect(timed.every((t) => t.confidence! > 0 && t.confidence! <= 1)).toBe(true);
+    await tts.close();
+  });
+
   it('a close 1012 mid-segment is invisible to the agent: same frames, no error', async () => {
     const expected = await direct({ format: 'pcm', transport: 'realtime' });
     const tts = new TTS({ config, transport: 'realtime' });
