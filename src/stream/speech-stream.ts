@@ -29,6 +29,7 @@ import { wavHeaderLength } from '../protocol/wav.js';
 import { defaultPartialPolicy, splice } from '../splice.js';
 import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from '../transport.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
+import { estimateWordTimings, heardAtWord, pcmSamples, type WordTiming } from './word-timing.js';
 
 /** Times of one segment, in ms since the stream was created (`performance.now()` based). */
 export interface SegmentWaterfall {
@@ -88,9 +89,22 @@ export interface SpeechStreamSummary {
 
 export interface InterruptReport {
   /** Segments whose audio was delivered to the reader, whole or in part. */
-  spoken: { segmentId: string; text: string; complete: boolean; audioBytes: number }[];
+  spoken: {
+    segmentId: string;
+    text: string;
+    complete: boolean;
+    audioBytes: number;
+    /** Characters of `text` heard: all of a complete segment; of a partial one, to the end of the last word delivered whole (pcm, wav), else 0. */
+    heardChars: number;
+    /** Confidence, 0 to 1, in that word boundary (1 at a segment's end or start). */
+    confidence: number;
+  }[];
   /** Characters of the segments delivered whole. */
   spokenChars: number;
+  /** The text heard, to the word: the segments delivered whole, then the words of the partial one whose estimated end was delivered. */
+  heardText: string;
+  /** Confidence, 0 to 1, in the word boundary `heardText` ends at. */
+  heardConfidence: number;
   /** Text written but never spoken (dropped). */
   unspokenText: string;
 }
@@ -135,6 +149,8 @@ export type StreamSegmentResult = SegmentResult & {
   waterfall: SegmentWaterfall;
   /** Units of this segment charged again after a failover (see `rechargedUnits`); absent when none. */
   recharged?: number;
+  /** Where each word lies in the segment's audio, estimated from it (pcm and wav; issue 26). */
+  words?: WordTiming[];
 };
 
 interface SegmentState {
@@ -152,6 +168,11 @@ interface SegmentState {
   /** Its audio had begun on a transport that failed: the fallback charges it again. */
   recharged: boolean;
   waterfall: SegmentWaterfall;
+  /** Its PCM as the listener gets it (pcm, wav), kept until it completes to estimate its word timings. */
+  pcm?: Buffer[] | undefined;
+  words?: WordTiming[];
+  /** Bytes of a stream header at the start of its audio (not speech). */
+  wordsHeaderBytes?: number;
 }
 
 /**
@@ -427,7 +448,8 @@ export class SpeechStream extends Duplex {
     const wire = (result as { waterfall?: { sentMs?: number; inputAckMs?: number } }).waterfall;
     if (wire?.sentMs !== undefined) state.waterfall.wireSentMs = wire.sentMs - this.#t0;
     if (wire?.inputAckMs !== undefined) state.waterfall.inputAckMs = wire.inputAckMs - this.#t0;
-    const full: StreamSegmentResult = { ...result, audioBytes: state.emittedBytes, waterfall: state.waterfall, ...(state.recharged && { recharged: result.units }) };
+    this.#estimateWords(state);
+    const full: StreamSegmentResult = { ...result, audioBytes: state.emittedBytes, waterfall: state.waterfall, ...(state.recharged && { recharged: result.units }), ...(state.words && { words: state.words }) };
     this.#results.push(full);
     this.#pendingChars = Math.max(0, this.#pendingChars - state.text.length);
     this.emit('segment', full);
@@ -499,6 +521,7 @@ export class SpeechStream extends Duplex {
       state.spliceBytes += data.length - header;
       state.emittedBytes += data.length;
       state.waterfall.firstAudioMs ??= this.#now();
+      this.#keepPcm(state, chunk, data, cut.restart !== undefined);
     }
     if (this.#waterfall.firstAudioMs === undefined) {
       this.#waterfall.firstAudioMs = this.#now();
@@ -534,6 +557,34 @@ export class SpeechStream extends Duplex {
     if (layout && this.#ready && (layout.sampleRate !== this.#ready.sampleRate || layout.channels !== this.#ready.channels)) {
       this.#ready = { ...this.#ready, sampleRate: layout.sampleRate, channels: layout.channels };
     }
+  }
+
+  /** Keep a pcm or wav segment's audio until it completes (a restart starts it again). */
+  #keepPcm(state: SegmentState, chunk: AudioChunk, data: Buffer, restart: boolean): void {
+    if (chunk.format !== 'pcm' && chunk.format !== 'wav') return;
+    if (restart || !state.pcm) state.pcm = [];
+    state.pcm.push(data);
+  }
+
+  /** Word timings of a completed segment from its text and audio; its audio is not kept after. */
+  #estimateWords(state: SegmentState): void {
+    const parts = state.pcm;
+    state.pcm = undefined;
+    const info = this.#ready;
+    if (!parts || parts.length === 0 || !info) return;
+    let bytes = Buffer.concat(parts);
+    const header = wavHeaderLength(bytes) ?? 0;
+    state.wordsHeaderBytes = header;
+    bytes = bytes.subarray(header);
+    state.words = estimateWordTimings(state.text, { samples: pcmSamples(bytes), sampleRate: info.sampleRate, channels: info.channels });
+  }
+
+  /** Characters of a segment heard when `deliveredBytes` of its audio reached the reader, at a word's end. */
+  #heardCut(state: SegmentState, deliveredBytes: number): { chars: number; confidence: number } {
+    const info = this.#ready;
+    if (!state.words || !info) return { chars: 0, confidence: 1 };
+    const audioBytes = Math.max(0, deliveredBytes - (state.wordsHeaderBytes ?? 0));
+    return heardAtWord(state.words, pcmDurationMs(audioBytes, info), state.text.length);
   }
 
   #markRead(chunk: AudioChunk): void {
@@ -615,17 +666,30 @@ export class SpeechStream extends Duplex {
 
   /**
    * Barge-in: drop buffered text and audio, end the request now, and report
-   * what was spoken. No audio is emitted after this returns.
+   * what was spoken. No audio is emitted after this returns. `playedBytes`:
+   * how much of the stream's bytes the listener actually heard (a playing
+   * sink's `playedBytes`), so the heard text is cut where the listener was,
+   * not where the reader was; default what the reader took.
    */
-  async interrupt(): Promise<InterruptReport> {
+  async interrupt(options: { playedBytes?: number } = {}): Promise<InterruptReport> {
     const unspoken = this.#segmenter.clear();
     this.#interrupted = true;
-    const report: InterruptReport = { spoken: [], spokenChars: 0, unspokenText: '' };
+    const report: InterruptReport = { spoken: [], spokenChars: 0, heardText: '', heardConfidence: 1, unspokenText: '' };
     const unspokenParts: string[] = [];
+    let heardEnded = false;
+    let budget = options.playedBytes ?? Infinity;
     for (const s of this.#segments) {
       if (s.delivered > 0) {
-        const complete = s.completed && s.delivered >= s.emittedBytes;
-        report.spoken.push({ segmentId: s.segmentId, text: s.text, complete, audioBytes: s.delivered });
+        const had = Math.min(s.delivered, Math.max(0, budget));
+        budget -= had;
+        const complete = s.completed && had >= s.emittedBytes;
+        const cut = complete ? { chars: s.text.length, confidence: 1 } : this.#heardCut(s, had);
+        report.spoken.push({ segmentId: s.segmentId, text: s.text, complete, audioBytes: s.delivered, heardChars: cut.chars, confidence: cut.confidence });
+        if (!heardEnded) {
+          report.heardText += s.text.slice(0, cut.chars);
+          report.heardConfidence = cut.confidence;
+          heardEnded = !complete;
+        }
         if (complete) report.spokenChars += s.text.length;
         else unspokenParts.push(s.text);
       } else unspokenParts.push(s.text);
