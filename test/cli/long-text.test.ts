@@ -1,0 +1,105 @@
+/**
+ * Issue 25, trips 1 and 2: `--out -` carries only audio, in a self-describing
+ * stream; a text past the realtime session limit (spec 8: 100,000 units) is
+ * spoken whole on as many requests as it needs, with nothing lost or spoken
+ * twice at a seam. Real reference server (tone engine) on port 0.
+ */
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { LIMITS } from '../../src/protocol/limits.js';
+import { startServer, type ReferenceServer } from '../../src/server/index.js';
+import { fakeIo } from '../helpers/fake-io.js';
+
+let server: ReferenceServer;
+let dir: string;
+const KEY = 'sk-test-cli-long';
+const env = (extra: Record<string, string> = {}) => ({ VOXPIPE_BASE_URL: server.baseUrl, VOXPIPE_API_KEY: KEY, ...extra });
+
+beforeAll(async () => {
+  server = await startServer({ engine: 'tone', accounts: [{ apiKey: KEY, userId: 'u-long', credits: 10_000_000, apiQuota: 10_000_000 }] });
+  dir = await mkdtemp(join(tmpdir(), 'voxpipe-long-'));
+});
+afterAll(async () => {
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** One paragraph, repeated to make a text of any length. */
+const PARAGRAPH = 'The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs! How vexingly quick daft zebras jump? ';
+
+describe('say --out -', () => {
+  it('--json: standard output is a WAV stream (streaming header) and nothing else; the summary and the layout go to standard error', async () => {
+    const text = 'Standard output only. Two sentences.';
+    const io = fakeIo(env());
+    expect(await main(['say', text, '--out', '-', '--json'], io)).toBe(0);
+    const out = io.outBytes();
+    expect(out.subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(out.subarray(8, 12).toString('latin1')).toBe('WAVE');
+    expect(out.readUInt32LE(24)).toBe(24_000);
+    expect(out.readUInt32LE(40)).toBe(0xffff_ffff);
+    const pcm = join(dir, 'ref.pcm');
+    expect(await main(['say', text, '--out', pcm], fakeIo(env()))).toBe(0);
+    expect(out.subarray(44).equals(await readFile(pcm))).toBe(true);
+    const summary = JSON.parse(io.err().split('\n').find((l) => l.startsWith('{'))!);
+    expect(summary).toMatchObject({ out: '-', format: 'pcm', sampleRate: 24_000, audioBytes: out.length - 44 });
+    expect(io.err()).toMatch(/standard output: WAV \(24000 Hz, mono, 16-bit/);
+  });
+
+  it('--format pcm asks for raw PCM: no header, and standard error says the layout', async () => {
+    const io = fakeIo(env());
+    expect(await main(['say', 'Raw please.', '--out', '-', '--format', 'pcm'], io)).toBe(0);
+    expect(io.outBytes().subarray(0, 4).toString('latin1')).not.toBe('RIFF');
+    expect(io.err()).toMatch(/standard output: raw 24000 Hz, mono, 16-bit signed little-endian PCM/);
+  });
+});
+
+describe('say: a text of any length', () => {
+  it('a 100 KB text on standard input becomes one complete WAV of the right duration, over several requests', async () => {
+    const single = join(dir, 'one.pcm');
+    const one = fakeIo(env());
+    expect(await main(['say', PARAGRAPH.trim(), '--out', single, '--json', '--speed', '2'], one)).toBe(0);
+    const perParagraph = (await stat(single)).size;
+    const repeats = Math.ceil(100_000 / PARAGRAPH.length) + 1;
+    const text = PARAGRAPH.repeat(repeats).trim();
+    expect(text.length).toBeGreaterThan(LIMITS.sessionMaxUnits);
+    const out = join(dir, 'long.wav');
+    const io = fakeIo(env({ VOXPIPE_PROGRESS_MS: '1000' }), text);
+    const code = await main(['say', '--out', out, '--json', '--speed', '2'], io);
+    expect(io.err()).not.toMatch(/error/);
+    expect(code).toBe(0);
+    const summary = JSON.parse(io.out());
+    expect(summary.requestIds.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(summary.requestIds).size).toBe(summary.requestIds.length);
+    // Every character once: the units of all requests are the text's characters (spaces at seams aside).
+    expect(summary.units).toBeLessThanOrEqual(text.length);
+    expect(summary.units).toBeGreaterThanOrEqual(text.length - summary.requestIds.length);
+    const wav = await readFile(out);
+    expect(wav.readUInt32LE(40)).toBe(wav.length - 44);
+    expect(wav.length - 44).toBe(summary.audioBytes);
+    // The right duration: each paragraph lasts what it lasts alone; the spaces between them 40 ms / 2 each at most.
+    const spaceBytes = (40 / 2) * 24 * 2;
+    const expected = repeats * perParagraph;
+    expect(wav.length - 44).toBeGreaterThanOrEqual(expected);
+    expect(wav.length - 44).toBeLessThanOrEqual(expected + (repeats - 1) * spaceBytes);
+    expect(summary.durationMs).toBeGreaterThan(20 * 60_000);
+  }, 120_000);
+
+  it('small parts (--part-units): every sentence spoken once, in order, on several requests', async () => {
+    const text = PARAGRAPH.repeat(6).trim();
+    const whole = join(dir, 'whole.pcm');
+    const parts = join(dir, 'parts.pcm');
+    expect(await main(['say', text, '--out', whole], fakeIo(env()))).toBe(0);
+    const io = fakeIo(env());
+    expect(await main(['say', text, '--out', parts, '--json', '--part-units', '300'], io)).toBe(0);
+    const summary = JSON.parse(io.out());
+    expect(summary.requestIds.length).toBeGreaterThanOrEqual(3);
+    const a = await readFile(whole);
+    const b = await readFile(parts);
+    expect(b.length).toBeGreaterThan(0);
+    // The same audio, but for the silence of a space at a seam.
+    expect(Math.abs(a.length - b.length)).toBeLessThanOrEqual(summary.requestIds.length * 40 * 48);
+  });
+});
