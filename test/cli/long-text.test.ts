@@ -69,6 +69,8 @@ describe('say: a text of any length', () => {
     const io = fakeIo(env({ VOXPIPE_PROGRESS_MS: '1000' }), text);
     const code = await main(['say', '--out', out, '--json', '--speed', '2'], io);
     expect(io.err()).not.toMatch(/error/);
+    // Off a terminal: a progress line now and then.
+    expect(io.err()).toMatch(/^voxpipe: \d+ segments, \d+ s of audio.*ETA \d+ s$/m);
     expect(code).toBe(0);
     const summary = JSON.parse(io.out());
     expect(summary.requestIds.length).toBeGreaterThanOrEqual(2);
@@ -102,4 +104,25 @@ describe('say: a text of any length', () => {
     // The same audio, but for the silence of a space at a seam.
     expect(Math.abs(a.length - b.length)).toBeLessThanOrEqual(summary.requestIds.length * 40 * 48);
   });
+});
+
+describe('jobs create: a text over the 5,000 characters of one job', () => {
+  it('says up front how it splits, runs one job per part and joins their audio in order into one file', async () => {
+    const text = PARAGRAPH.repeat(Math.ceil(6_000 / PARAGRAPH.length)).trim();
+    const out = join(dir, 'jobs.wav');
+    const io = fakeIo(env(), undefined);
+    expect(await main(['jobs', 'create', text, '--out', out, '--interval-ms', '20', '--json', '--speed', '2'], io)).toBe(0);
+    expect(io.err()).toMatch(/over the 5000 of one job: 2 jobs, cut between sentences, their audio joined in order/);
+    const { items } = JSON.parse(io.out()) as { items: { taskId: string; status: string; characters?: number }[] };
+    expect(items).toHaveLength(2);
+    expect(items.every((j) => j.status === 'succeeded')).toBe(true);
+    const said = join(dir, 'jobs-said.pcm');
+    expect(await main(['say', text, '--out', said, '--speed', '2'], fakeIo(env()))).toBe(0);
+    const wav = await readFile(out);
+    expect(wav.subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(wav.readUInt32LE(40)).toBe(wav.length - 44);
+    // The same audio as the text spoken whole, but for the space at the cut.
+    const realtime = (await stat(said)).size;
+    expect(Math.abs(wav.length - 44 - realtime)).toBeLessThanOrEqual(20 * 48);
+  }, 60_000);
 });
