@@ -14,6 +14,8 @@ import { Option, type CliCommand } from './command.js';
 import { ENGINE_CHOICES, type EngineChoice } from '../server/engines/choices.js';
 import { ExitCode, note, type Io } from './io.js';
 import { defined } from '../defined.js';
+import { VoxpipeError } from '../errors.js';
+import { checkDataDir } from './data-dir.js';
 
 interface Options {
   host?: string;
@@ -74,13 +76,60 @@ async function loadAccounts(path: string): Promise<AccountSeed[]> {
  * VOXPIPE_DATABASE_URL): that PostgreSQL, which several processes may
  * share; neither: in memory.
  */
-async function openStore(dataDir: string | undefined, databaseUrl: string | undefined, schema: string | undefined, io: Io): Promise<SqlStore | undefined> {
+async function openStore(dataDir: string | undefined, databaseUrl: string | undefined, schema: string | undefined, io: Io, setting = '--database'): Promise<SqlStore | undefined> {
   if (dataDir !== undefined && databaseUrl !== undefined) throw new UsageError('--data and --database (or VOXPIPE_DATABASE_URL) name two stores; give one');
   if (schema !== undefined && databaseUrl === undefined) throw new UsageError('--database-schema needs --database URL (or VOXPIPE_DATABASE_URL)');
-  if (dataDir !== undefined) return (await import('../server/store/pglite.js')).PgliteStore.open(dataDir);
+  if (dataDir !== undefined) {
+    await checkDataDir(dataDir, '--data');
+    return (await import('../server/store/pglite.js')).PgliteStore.open(dataDir);
+  }
   if (databaseUrl === undefined) return undefined;
   const { PostgresStore } = await import('../server/store/postgres.js');
-  return PostgresStore.open(databaseUrl, { ...defined({ schema }), onError: (err) => note(io, `database connection failed: ${err instanceof Error ? err.message : String(err)}; changes from now on are not kept`) });
+  try {
+    return await PostgresStore.open(databaseUrl, { ...defined({ schema }), onError: (err) => note(io, `database connection failed: ${err instanceof Error ? err.message : String(err)}; changes from now on are not kept`) });
+  } catch (err) {
+    throw databaseError(err, databaseUrl, setting);
+  }
+}
+
+/** PostgreSQL's SQLSTATE classes a user fixes in the URL or on the server. */
+const DATABASE_FIXES: Record<string, string> = {
+  '28P01': 'the password is wrong: fix it in the URL',
+  '28000': 'the server refuses this user: check the user name in the URL and pg_hba.conf',
+  '3D000': 'that database does not exist: create it, or name another in the URL',
+  '42501': 'this user may not create the tables: grant it CREATE on the database or schema',
+  '3F000': 'that schema does not exist and cannot be created: check --database-schema',
+};
+
+/** A store that cannot be opened: one line naming the setting, where (no password) and the fix; not VOXPIPE_BASE_URL. */
+export function databaseError(err: unknown, url: string, setting: string): VoxpipeError {
+  let where = 'the database';
+  try {
+    const u = new URL(url);
+    where = `${u.username ? `${decodeURIComponent(u.username)}@` : ''}${u.host}${u.pathname}`;
+  } catch {
+    return new VoxpipeError('invalid_config', `${setting} is not a URL; give postgres://user:password@host:port/database`);
+  }
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== 'string') continue;
+    const fix = DATABASE_FIXES[code];
+    if (fix) return new VoxpipeError('database_unavailable', `${setting} (${where}): ${fix}`);
+    if (/^E[A-Z]+$/.test(code)) {
+      return new VoxpipeError('database_unavailable', `${setting} (${where}): cannot reach the database server (${code}); check the host and port in the URL and that PostgreSQL is running`);
+    }
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new VoxpipeError('database_unavailable', `${setting} (${where}): ${redactUrl(message, url)}; check the URL and the server`);
+}
+
+function redactUrl(message: string, url: string): string {
+  try {
+    const password = new URL(url).password;
+    return password ? message.split(decodeURIComponent(password)).join('***').split(password).join('***') : message;
+  } catch {
+    return message;
+  }
 }
 
 /** How a worker of `serve --workers N` tells the primary it listens (then it prints nothing to standard output). */
@@ -125,7 +174,7 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
     const { serveCluster } = await import('./serve-cluster.js');
     return serveCluster(workers, { ...values, database: databaseUrl }, io, signals);
   }
-  const store = await openStore(values.data, databaseUrl, values.databaseSchema, io);
+  const store = await openStore(values.data, databaseUrl, values.databaseSchema, io, values.database !== undefined ? '--database' : 'VOXPIPE_DATABASE_URL');
   const { startServer } = await import('../server/index.js');
   const server = await startServer(
     defined({
