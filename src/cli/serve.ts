@@ -103,7 +103,7 @@ const DATABASE_FIXES: Record<string, string> = {
 
 /** A store that cannot be opened: one line naming the setting, where (no password) and the fix; not VOXPIPE_BASE_URL. */
 export function databaseError(err: unknown, url: string, setting: string): VoxpipeError {
-  let where = 'the database';
+  let where: string;
   try {
     const u = new URL(url);
     where = `${u.username ? `${decodeURIComponent(u.username)}@` : ''}${u.host}${u.pathname}`;
