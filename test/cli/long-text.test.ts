@@ -7,6 +7,7 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { LIMITS } from '../../src/protocol/limits.js';
@@ -124,5 +125,45 @@ describe('jobs create: a text over the 5,000 characters of one job', () => {
     // The same audio as the text spoken whole, but for the space at the cut.
     const realtime = (await stat(said)).size;
     expect(Math.abs(wav.length - 44 - realtime)).toBeLessThanOrEqual(20 * 48);
+  }, 60_000);
+});
+
+describe('speak: standard input past a request\'s budget', () => {
+  it('goes on to a new request between sentences, and says nothing is lost (same audio as say)', async () => {
+    const text = PARAGRAPH.repeat(5).trim();
+    const whole = join(dir, 'speak-whole.pcm');
+    expect(await main(['say', text, '--out', whole], fakeIo(env()))).toBe(0);
+    const stdin = new PassThrough();
+    const io = fakeIo(env(), stdin);
+    const out = join(dir, 'speak-parts.pcm');
+    const done = main(['speak', '--out', out, '--json', '--part-units', '250'], io);
+    // In small pieces, cut anywhere, as an LLM streams.
+    for (let i = 0; i < text.length; i += 37) stdin.write(text.slice(i, i + 37));
+    stdin.end();
+    expect(await done).toBe(0);
+    const summary = JSON.parse(io.out());
+    expect(summary.requestIds.length).toBeGreaterThanOrEqual(2);
+    const a = (await stat(whole)).size;
+    const b = (await stat(out)).size;
+    expect(Math.abs(a - b)).toBeLessThanOrEqual(summary.requestIds.length * 40 * 48);
+  });
+});
+
+describe('a run that fails part-way', () => {
+  it('says what the file kept', async () => {
+    const out = join(dir, 'part.wav');
+    server.faults.set({ engineFailure: { match: 'doomed', times: 50 } });
+    try {
+      const io = fakeIo(env());
+      const code = await main(['say', 'A first sentence that is fine. Then a doomed sentence that fails.', '--out', out, '--transport', 'realtime'], io);
+      expect(code).toBe(1);
+      const size = (await stat(out)).size;
+      const kept = io.err().match(/stopped part-way: kept .*part\.wav \((\d+) bytes; ([\d.]+) s of audio/);
+      expect(kept).not.toBeNull();
+      expect(Number(kept![1])).toBe(size);
+      expect(size).toBeGreaterThan(44);
+    } finally {
+      server.faults.clear();
+    }
   }, 60_000);
 });
