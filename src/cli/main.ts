@@ -20,6 +20,8 @@ import { command as jobs } from './jobs.js';
 import { sayCommand, speakCommand } from './say.js';
 import { command as serve } from './serve.js';
 import { EPHEMERAL_ENV } from './service.js';
+import { checkDataDirEnv } from './data-dir.js';
+import { explainMissingDeployment } from './deployment.js';
 
 /** In the order `voxpipe --help` lists them. */
 const COMMANDS: readonly CliCommand<never>[] = [
@@ -80,6 +82,8 @@ export function program(io: Io, version: string, exit: (code: number) => void): 
     cmd.action(async function (this: Command) {
       const options = this.optsWithGlobals<Record<string, unknown> & { ephemeral?: boolean }>();
       const commandIo = options.ephemeral && spec.name !== 'serve' ? { ...io, env: { ...io.env, [EPHEMERAL_ENV]: '1' } } : io;
+      // The embedded default's data directory, before anything opens it (serve checks its own --data; bench is in memory).
+      if (spec.name !== 'serve' && spec.name !== 'bench') await checkDataDirEnv(commandIo.env, EPHEMERAL_ENV);
       exit(await spec.run(this.args, options, commandIo));
     });
   }
@@ -98,7 +102,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     await root.parseAsync(argv, { from: 'user' });
     return code;
   } catch (thrown) {
-    let err = thrown;
+    let err = await explainMissingDeployment(thrown, io.env);
     if (err instanceof CommanderError) {
       // --help, --version: printed on standard output already.
       if (err.exitCode === 0) return ExitCode.ok;

@@ -83,12 +83,13 @@ describe('voxpipe say', () => {
     expect(w.subarray(44).equals(p)).toBe(true);
   });
 
-  it('--out - writes the audio bytes to stdout and nothing else', async () => {
+  it('--out - writes the audio to stdout (a streaming WAV header, then the PCM) and nothing else', async () => {
     const io = fakeIo(env());
     expect(await main(['say', 'Standard output only.', '--out', '-'], io)).toBe(0);
     const pcm = join(dir, 'b.pcm');
     await main(['say', 'Standard output only.', '--out', pcm], fakeIo(env()));
-    expect(io.outBytes().equals(await readFile(pcm))).toBe(true);
+    expect(io.outBytes().subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(io.outBytes().subarray(44).equals(await readFile(pcm))).toBe(true);
   });
 
   it('reads the text from standard input', async () => {
