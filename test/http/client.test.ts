@@ -167,6 +167,17 @@ describe('HttpClient retries', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('an HTML 500 page (a proxy in front of the service) is one error line: status, content type, a short excerpt', async () => {
+    server.handle((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/html' });
+      res.end('<html>\r\n<head><title>500 Internal Server Error</title></head>\r\n<body>\r\n<center><h1>500 Internal Server Error</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n');
+    });
+    const err = await client({ maxRetries: 1 }).json({ path: '/voices' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InternalServerError);
+    expect((err as Error).message).toBe('GET /api/open/v1/voices failed with HTTP 500 (text/html): 500 Internal Server Error 500 Internal Server Error nginx');
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('does not retry 4xx', async () => {
     server.handle((_req, res) => json(res, 400, { error: { code: 'invalid_request', message: 'bad' } }));
     await expect(client().json({ path: '/x' })).rejects.toMatchObject({ status: 400 });
