@@ -96,6 +96,27 @@ describe('tts.synthesizeCached (cache: true)', () => {
   });
 });
 
+describe('a 409 in progress (spec 3.6, 7.2: follow the code)', () => {
+  it('a generation that outlasts the retry budget is waited out on the same id, not given up, and charged once', async () => {
+    // The first attempt times out while the server is still generating; every
+    // resend of the same id then answers 409 ERR_REQUEST_IN_PROGRESS until the
+    // audio is stored, many more times than the one retry the budget allows.
+    const c = createClient({ apiKey: 'sk-local-dev', baseUrl: server.baseUrl, timeoutMs: 200, maxRetries: 1, initialRetryDelayMs: 50, maxRetryDelayMs: 200 });
+    const answers: string[] = [];
+    server.faults.set({ latencyMs: 10 });
+    const before = credits();
+    try {
+      const res = await c.tts.synthesizeCached({ text: 'Slow, and waited out.', voiceId, onRetry: (r) => answers.push(r.error.code) });
+      expect(answers[0]).toBe('timeout');
+      expect(answers.filter((code) => code === 'ERR_REQUEST_IN_PROGRESS').length).toBeGreaterThan(1);
+      expect(before - credits()).toBe(res.creditsUsed);
+      expect((await c.tts.fetchAudio(res.audioUrl)).data.length).toBeGreaterThan(44);
+    } finally {
+      server.faults.set({ latencyMs: 0 });
+    }
+  });
+});
+
 describe('compat', () => {
   it('speech() returns mp3 with the quota headers; voices() lists ids', async () => {
     const voices = await client.compat.voices();
