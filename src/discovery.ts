@@ -201,11 +201,13 @@ function modelIn(caps: Capabilities | undefined, model: string): CapabilityModel
  * A voice for `model`, from what the deployment says, in order: the
  * model's own default voice; its first listed voice; the first public voice
  * of `GET /voices` that supports the model; the compatible voice list.
+ * @param caps the capabilities when the caller read them (`null`: it did, and there are none); else they are read here
  * @throws VoxpipeError `voice_not_found` naming the model when none says
  */
-export async function defaultVoice(config: ServiceConfig, model: string, signal?: AbortSignal, caps?: Capabilities, more: Omit<DiscoveryOptions, 'signal'> = {}): Promise<string> {
+export async function defaultVoice(config: ServiceConfig, model: string, signal?: AbortSignal, caps?: Capabilities | null, more: Omit<DiscoveryOptions, 'signal'> = {}): Promise<string> {
   const options: DiscoveryOptions = { ...more, signal };
-  const capabilities = caps ?? (await fetchCapabilities(config, options));
+  // `null`: the caller read the capabilities and there are none (not read, or warned about, twice).
+  const capabilities = caps === null ? undefined : (caps ?? (await fetchCapabilities(config, options)));
   const listed = modelIn(capabilities, model);
   const fromCaps = listed?.defaultVoiceId ?? listed?.voiceIds[0];
   if (fromCaps) return fromCaps;
