@@ -119,6 +119,25 @@ describe('voice lists are read to the end, however the deployment pages them', (
     }
   });
 
+  it('a next link to another host is followed without the key', async () => {
+    const seen: (string | undefined)[] = [];
+    const foreign = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ voices: VOICES.slice(SIZE), next: null }));
+    });
+    await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve));
+    const elsewhere = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}/cdn/voices-2.json`;
+    const f = await fixture(voicesOnly(() => ({ body: { voices: VOICES.slice(0, SIZE), next: elsewhere } })));
+    try {
+      expect((await listVoices(configAt(f.url))).map((v) => v.voiceId)).toEqual(VOICES.map((v) => v.voiceId));
+      expect(seen).toEqual([undefined]);
+    } finally {
+      await f.close();
+      foreign.closeAllConnections();
+      await new Promise<void>((resolve) => foreign.close(() => resolve()));
+    }
+  });
+
   it('a list without end stops at the page bound with a voice_list_truncated warning', async () => {
     let n = 0;
     const f = await fixture(voicesOnly(() => ({ body: { voices: [{ voiceId: `endless-${n++}`, type: 'public' }], next_cursor: `c${n}` } })));
