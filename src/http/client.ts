@@ -294,7 +294,7 @@ export class HttpClient {
             }
             // Say the real wait: a timeout after retries took several attempts' time, not one.
             if (failure instanceof TimeoutError && attemptNumber > 1) {
-              throw new TimeoutError(`${context}: no answer after ${attemptNumber} attempts in ${seconds(this.#now() - started)} (each attempt waited at most ${timeoutMs} ms)`, { retryable: true, cause: failure });
+              throw new TimeoutError(`${context}: no answer after ${attemptNumber} attempts in ${seconds(this.#now() - started)} (each attempt waited ${timeoutMs} ms)`, { retryable: true, cause: failure });
             }
             throw failure;
           }
