@@ -11,6 +11,7 @@
 import { createClient, type VoxpipeClient } from '../http/index.js';
 import type { TtsJob } from '../http/resources/jobs.js';
 import type { JobEvent } from '../http/job-handle.js';
+import { JobFailedError, TaskStatus } from '../http/task.js';
 import { AUDIO_FORMATS, type AudioFormat } from '../protocol/audio.js';
 import { DEFAULT_MODEL } from '../protocol/constants.js';
 import { numberOption, UsageError } from './args.js';
@@ -131,7 +132,14 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
         if (recovered) note(io, `found the job created by an earlier attempt (${job.id}); not resubmitted`);
         let final = job;
         if (values.wait || values.out) final = await client.jobs.wait(job.id, poll);
-        if (values.out) await download(client, final, values.out, io);
+        if (values.out) {
+          // A failed job has no audio: its own error code, and nothing downloaded or written.
+          if (final.status === TaskStatus.failed) {
+            print(view(final), humanJob);
+            throw new JobFailedError(final);
+          }
+          await download(client, final, values.out, io);
+        }
         print(view(final), humanJob);
         return ExitCode.ok;
       }
@@ -151,6 +159,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
       case 'download': {
         if (!values.out) throw new UsageError('jobs download needs --out FILE');
         const job = await client.jobs.get(need('ID'));
+        if (job.status === TaskStatus.failed) throw new JobFailedError(job);
         await download(client, job, values.out, io);
         return ExitCode.ok;
       }

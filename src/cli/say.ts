@@ -188,7 +188,7 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
     throw err;
   });
   try {
-    const options: SpeechOptions = { format, transport, mode };
+    const options: SpeechOptions = { format, transport, mode, onWarning: (w) => note(io, `warning ${w.code}: ${w.message}`) };
     if (values.voice !== undefined) options.voiceId = await resolveVoice(service.config, values.voice);
     if (values.model !== undefined) options.model = values.model;
     if (speed !== undefined) options.speed = speed;

@@ -88,8 +88,11 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
     const client: VoxpipeClient = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
     switch (action) {
       case 'list': {
-        // Filtered here, from the fields the list gives, so the filters work on any deployment.
-        const voices = (await client.voices.list())
+        // Every page, however the deployment pages; filtered here, from the
+        // fields the list gives, so the filters work on any deployment.
+        const list = await client.voices.listPages();
+        if (!list.complete) note(io, `the voice list goes on past ${list.voices.length} voices in ${list.pages} pages; only those are shown`);
+        const voices = list.voices
           .map((v) => v.raw)
           .filter((v) => (type === undefined || v['type'] === type) && (values.model === undefined || (Array.isArray(v['models']) && v['models'].includes(values.model))));
         emit(io, values.json, { items: voices }, (v) => (v.items.length === 0 ? 'no voices' : table(v.items)));
