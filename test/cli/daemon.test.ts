@@ -44,12 +44,19 @@ interface Home {
   env: NodeJS.ProcessEnv;
 }
 
-let homes = 0;
-/** A new user: a home, a data directory, a short idle time. */
+/**
+ * The user of these tests: a home, a data directory, a short idle time.
+ * One for the whole file: creating a store takes seconds (tens on a loaded
+ * machine), so the tests after the first share its directory.
+ */
+let user: Home | undefined;
 function home(extra: NodeJS.ProcessEnv = {}): Home {
-  const dir = join(root, `home-${++homes}`);
-  const dataDir = join(dir, 'data');
-  return { dir, dataDir, env: { PATH: process.env['PATH'] ?? '', HOME: dir, VOXPIPE_DATA_DIR: dataDir, VOXPIPE_DAEMON_IDLE: '20s', ...extra } };
+  if (!user) {
+    const dir = join(root, 'home');
+    const dataDir = join(dir, 'data');
+    user = { dir, dataDir, env: { PATH: process.env['PATH'] ?? '', HOME: dir, VOXPIPE_DATA_DIR: dataDir, VOXPIPE_DAEMON_IDLE: '20s' } };
+  }
+  return { ...user, env: { ...user.env, ...extra } };
 }
 
 function voxpipe(h: Home, ...args: string[]): Promise<Run> {
@@ -132,9 +139,10 @@ async function ledgerRefs(h: Home): Promise<string[]> {
 }
 
 describe('the embedded default is one local service per data directory', () => {
-  it('six parallel say on one data directory: no lock wait, one service, all six in usage', async () => {
+  it('six parallel say on a new data directory: no lock wait, one service, all six in usage', async () => {
     const h = home();
-    const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => voxpipe(h, 'say', `Parallel command number ${i + 1}.`, '--out', join(root, `parallel-${homes}-${i}.wav`), '--json')));
+    expect(existsSync(h.dataDir)).toBe(false);
+    const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => voxpipe(h, 'say', `Parallel command number ${i + 1}.`, '--out', join(root, `parallel-${i}.wav`), '--json')));
     for (const run of runs) {
       expect(run.stderr).not.toMatch(/error|waiting for|in use|in-memory/);
       expect(run.code).toBe(0);
@@ -203,6 +211,7 @@ describe('the data directory does not grow without bound', () => {
   }, 240_000);
 
   it('the service applies the retention itself when it stops idle', async () => {
+    // Other settings: the service running now is replaced by one with these.
     const h = home({ VOXPIPE_DAEMON_IDLE: '1s', VOXPIPE_DATA_RETENTION: '0' });
     await ok(h, 'say', 'Kept only until the service stops.', '--out', join(root, 'kept.wav'));
     const s = state(h)!;
