@@ -234,7 +234,7 @@ export interface ConnectOptions {
   env: NodeJS.ProcessEnv;
   /** The embedded server's engine, when a command names one (`--engine`). */
   engine?: string | undefined;
-  /** How long to wait for the daemon to start (creating the store takes a few seconds the first time); default 60 s. */
+  /** How long to wait for the daemon to start (creating the store takes a few seconds the first time, tens on a loaded machine); default 120 s. */
   startTimeoutMs?: number;
 }
 
@@ -244,7 +244,7 @@ export interface ConnectOptions {
  */
 export async function connectDaemon(dir: string, options: ConnectOptions): Promise<DaemonLease> {
   const identity = identityOf(options.env, options.engine);
-  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 120_000);
   await mkdir(dir, { recursive: true });
   let started = false;
   let lastProblem = 'no local service';
