@@ -29,7 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VoxpipeError } from '../errors.js';
 
@@ -242,7 +242,9 @@ export interface ConnectOptions {
  * Find the daemon of `dir` (starting it if none runs, replacing one of
  * another identity) and hold it for this command.
  */
-export async function connectDaemon(dir: string, options: ConnectOptions): Promise<DaemonLease> {
+export async function connectDaemon(directory: string, options: ConnectOptions): Promise<DaemonLease> {
+  // The service runs in the directory it serves (it keeps no other folder busy): a relative path is made absolute first.
+  const dir = resolve(directory);
   const identity = identityOf(options.env, options.engine);
   const deadline = Date.now() + (options.startTimeoutMs ?? 120_000);
   await mkdir(dir, { recursive: true });
@@ -319,6 +321,7 @@ async function startDaemon(dir: string, env: NodeJS.ProcessEnv, engine: string |
   let child;
   try {
     child = spawn(process.execPath, [ENTRY, dir], {
+      cwd: dir,
       detached: true,
       stdio: ['ignore', 'ignore', log],
       env: { ...env, VOXPIPE_DAEMON_IDENTITY: identity, ...(engine !== undefined && { VOXPIPE_DAEMON_ENGINE: engine }) },
