@@ -39,8 +39,9 @@ const TONE_NOTE = 'no service configured and espeak is not installed: the embedd
 export async function openService(io: Io, options: Pick<OpenServiceOptions, 'engine'> = {}): Promise<Service> {
   const dataDir = dataDirOf(io.env);
   if (dataDir !== undefined && configFromEnv(io.env) === undefined) {
-    const { connectDaemon, daemonEnabled } = await import('./daemon.js');
+    const { connectDaemon, daemonEnabled, identityOf } = await import('./daemon.js');
     if (daemonEnabled(io.env)) {
+      identityOf(io.env, options.engine); // a setting that cannot be used fails here, before any note
       if (!existsSync(join(dataDir, 'pg', 'PG_VERSION'))) {
         note(io, `the embedded server keeps voices, jobs and usage in ${dataDir} (--ephemeral for none); creating it takes a few seconds, once`);
       }

@@ -225,3 +225,27 @@ describe('the data directory does not grow without bound', () => {
     expect(existsSync(join(h.dataDir, 'voxpipe.lock'))).toBe(false);
   }, 120_000);
 });
+
+describe('settings of the local service', () => {
+  it('a setting that is not a duration is one typed line naming it, before anything starts', async () => {
+    const h = home({ VOXPIPE_DAEMON_IDLE: 'ten minutes', VOXPIPE_DATA_DIR: join(root, 'never') });
+    const run = await voxpipe(h, 'say', 'Hi.', '--out', join(root, 'never.wav'));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/error invalid_config: VOXPIPE_DAEMON_IDLE must be a duration such as 90s, 10m, 24h or 0, got "ten minutes"/);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(existsSync(join(root, 'never', 'daemon.json'))).toBe(false);
+  });
+
+  it('data with an unknown action, or --older-than that is not a duration, is a usage error', async () => {
+    const h = home({ VOXPIPE_DATA_DIR: join(root, 'never') });
+    const unknown = await voxpipe(h, 'data', 'shrink');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/error invalid_arguments: data takes show, prune, stop, got "shrink"/);
+    const bad = await voxpipe(h, 'data', 'prune', '--older-than', 'yesterday');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--older-than must be a duration/);
+    const ephemeral = await voxpipe(h, 'data', '--ephemeral');
+    expect(ephemeral.code).toBe(2);
+    expect(ephemeral.stderr).toMatch(/no data directory/);
+  });
+});
