@@ -158,7 +158,8 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
         return ExitCode.ok;
       case 'download': {
         if (!values.out) throw new UsageError('jobs download needs --out FILE');
-        const job = await client.jobs.get(need('ID'));
+        // A job still running (the local service runs it on after `jobs create` returns) is waited for.
+        const job = await client.jobs.wait(need('ID'), poll);
         if (job.status === TaskStatus.failed) throw new JobFailedError(job);
         await download(client, job, values.out, io);
         return ExitCode.ok;

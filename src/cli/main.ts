@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { UsageError } from './args.js';
 import { command as bench } from './bench.js';
 import type { CliCommand } from './command.js';
+import { command as data } from './data.js';
 import * as design from './commands/design.js';
 import * as image from './commands/image.js';
 import * as lipsync from './commands/lipsync.js';
@@ -33,6 +34,7 @@ const COMMANDS: readonly CliCommand<never>[] = [
   design.command,
   profile.command,
   usage.command,
+  data,
   transcribe.command,
   image.command,
   video.command,
@@ -46,6 +48,7 @@ const ENVIRONMENT = [
   '  VOXPIPE_BASE_URL, VOXPIPE_API_KEY   a deployment; unset: the embedded reference server',
   '  VOXPIPE_ROOT_URL, VOXPIPE_WS_URL, VOXPIPE_RT_HTTP_URL   its other addresses, when not derived from the base URL',
   "  VOXPIPE_DATA_DIR, VOXPIPE_EPHEMERAL   the embedded server's state (see --ephemeral)",
+  '  VOXPIPE_DAEMON_IDLE, VOXPIPE_DATA_RETENTION, VOXPIPE_DAEMON=0   its local service: idle stop (10m), retention (24h), none (see voxpipe data)',
   '  VOXPIPE_DATABASE_URL                 serve: a PostgreSQL store',
   '  VOXPIPE_DEBUG                        stack traces of internal errors',
 ].join('\n');

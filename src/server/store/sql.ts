@@ -193,6 +193,10 @@ class PersistentCollection<T> implements Collection<T> {
   get size(): number {
     return this.#memory.size;
   }
+  /** Keys with their records (retention, `retention.ts`). */
+  entries(): IterableIterator<[string, T]> {
+    return this.#memory.entries();
+  }
 }
 
 /** How a store is shared: the prefix of its advisory locks' names (one per database schema). */
@@ -443,6 +447,12 @@ export class SqlStore implements Store {
 
   collection<T>(name: string): Collection<T> {
     return this.#collectionOf(name) as Collection<T>;
+  }
+
+  /** Run `work` on the database after every change so far (maintenance: `retention.ts`'s VACUUM and sizes). */
+  maintain<T>(work: (db: SqlDatabase) => Promise<T>): Promise<T> {
+    this.#drain();
+    return this.#enqueue(() => work(this.#db));
   }
 
   /** Wait until every change so far is written; throws the first write error, if any. */
