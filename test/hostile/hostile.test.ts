@@ -108,9 +108,20 @@ describe('hostile server', () => {
     expect(out.warnings.map((w) => w.code)).toEqual(['audio_sequence_gap', 'audio_sequence_gap']);
   });
 
+  it('no input_ack ever: resumes once by default (maxStallResumes 1), then fails with a TimeoutError', async () => {
+    const server = await serve(() => ({ silentAfterText: true }));
+    const out = await drive(session(server, { maxRetries: 6 }));
+    expect(out.error).toBeInstanceOf(TimeoutError);
+    expect(out.error?.details).toMatchObject({ attempts: 1 });
+    expect(out.error?.message).toMatch(/stalled 2 times: no progress from the server within 150 ms while waiting for input_ack for text sequence 1/);
+    expect(server.connections).toBe(2); // the first and one resume
+    expect(out.ms).toBeLessThan(3_000);
+    expect(out.lateAudio).toBe(0);
+  });
+
   it('no input_ack ever: resumes, then fails with a TimeoutError saying how many attempts, within its deadline', async () => {
     const server = await serve(() => ({ silentAfterText: true }));
-    const out = await drive(session(server));
+    const out = await drive(session(server, { maxStallResumes: 3 }));
     expect(out.error).toBeInstanceOf(TimeoutError);
     expect(out.error?.details).toMatchObject({ attempts: 3 });
     expect(out.error?.message).toMatch(/3 attempts/);
