@@ -7,6 +7,10 @@
  * Every one is an option of `ReliableSession` (and `RealtimeTuning`); the
  * README's "Reliability" section lists them with these reasons.
  */
+import { VoxpipeError } from '../errors.js';
+import { ClientErrorCode } from '../protocol/codes.js';
+
+/** The defaults, each with the reason it was chosen. */
 export const RECOVERY_DEFAULTS = {
   /**
    * Longest quiet while the client waits for something it needs (`input_ack`,
@@ -47,3 +51,21 @@ export const RECOVERY_DEFAULTS = {
  * budget and 1 + 1/PROGRESS_SLICES of it (5 to 6.25 s by default).
  */
 export const PROGRESS_SLICES = 4;
+
+/**
+ * Check the recovery budgets a caller gave: durations are positive finite
+ * milliseconds, `maxStallResumes` a whole number from 0. Throws a
+ * VoxpipeError `invalid_options` naming the option and its value.
+ */
+export function checkBudgets(options: { progressTimeoutMs?: number | undefined; finishTimeoutMs?: number | undefined; statusTimeoutMs?: number | undefined; maxStallResumes?: number | undefined }): void {
+  for (const name of ['progressTimeoutMs', 'finishTimeoutMs', 'statusTimeoutMs'] as const) {
+    const value = options[name];
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
+      throw new VoxpipeError(ClientErrorCode.invalidOptions, `${name} must be a positive number of milliseconds, not ${String(value)}`);
+    }
+  }
+  const stalls = options.maxStallResumes;
+  if (stalls !== undefined && !(Number.isInteger(stalls) && stalls >= 0)) {
+    throw new VoxpipeError(ClientErrorCode.invalidOptions, `maxStallResumes must be a whole number from 0, not ${String(stalls)}`);
+  }
+}

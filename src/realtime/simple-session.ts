@@ -25,7 +25,7 @@ import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from './session-util.js';
 import { AudioOrder, describeGaps, type SequenceGap } from './sequence-window.js';
 import type { SessionTimings } from './waterfall.js';
-import { RECOVERY_DEFAULTS } from './budgets.js';
+import { checkBudgets, RECOVERY_DEFAULTS } from './budgets.js';
 
 /** The events that are progress of a simple-mode request. */
 const PROGRESS_EVENTS: ReadonlySet<string> = new Set(['ready', 'audio', 'finish', 'error']);
@@ -110,6 +110,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
 
   constructor(options: SimpleSessionOptions) {
     super();
+    checkBudgets(options);
     this.#opts = options;
     this.#requestId = options.requestId ?? '';
     this.#order = new AudioOrder(options.reorderWindowFrames);

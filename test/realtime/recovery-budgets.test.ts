@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ProtocolError, ResumeError, TimeoutError } from '../../src/errors.js';
 import { PROGRESS_SLICES, RECOVERY_DEFAULTS } from '../../src/realtime/budgets.js';
 import { Phase } from '../../src/realtime/reliable/machine.js';
+import { SimpleSession } from '../../src/realtime/simple-session.js';
 import { TimerId } from '../../src/realtime/reliable/types.js';
 import type { ServerEvent } from '../../src/protocol/events.js';
 import { audioOut, effects, emitted, ev, harness, REQUEST_ID, sent, status, type PortCall } from './machine-harness.js';
@@ -58,6 +59,18 @@ describe('defaults for live speech', () => {
     h.frame(ev.ack(1)).frame(ev.accepted('s1')).frame(ev.audio('s1', [1])).frame(ev.completed('s1', 1, 1));
     h.handle({ type: 'stop-requested' });
     expect(starts(h.port.take(), TimerId.progress)).toEqual([2_000 / PROGRESS_SLICES]);
+  });
+});
+
+describe('bad budgets', () => {
+  it.each([
+    [{ progressTimeoutMs: 0 }, 'progressTimeoutMs must be a positive number of milliseconds, not 0'],
+    [{ finishTimeoutMs: Number.NaN }, 'finishTimeoutMs must be a positive number of milliseconds, not NaN'],
+    [{ statusTimeoutMs: -5 }, 'statusTimeoutMs must be a positive number of milliseconds, not -5'],
+    [{ maxStallResumes: 1.5 }, 'maxStallResumes must be a whole number from 0, not 1.5'],
+  ])('%o is refused with invalid_options naming it', (options, message) => {
+    expect(() => harness(options)).toThrow(expect.objectContaining({ code: 'invalid_options', message }));
+    expect(() => new SimpleSession({ wsUrl: 'ws://127.0.0.1:9', apiKey: 'k', request: { voice_id: 'v', model: 'm' }, ...options })).toThrow(expect.objectContaining({ code: 'invalid_options' }));
   });
 });
 

@@ -66,7 +66,7 @@ import {
 import { wavHeaderLength } from '../../protocol/wav.js';
 import { defaultPartialPolicy, splice } from '../../splice.js';
 import { AudioOrder, DEFAULT_REORDER_WINDOW_FRAMES, describeGaps, type SequenceGap, type SequenceVerdict } from '../sequence-window.js';
-import { PROGRESS_SLICES, RECOVERY_DEFAULTS } from '../budgets.js';
+import { checkBudgets, PROGRESS_SLICES, RECOVERY_DEFAULTS } from '../budgets.js';
 
 /** Where the machine is. */
 export const Phase = {
@@ -209,6 +209,7 @@ export class ReliableMachine {
     this.#maxStatusPolls = options.maxStatusPolls ?? 20;
     this.#startTimeoutMs = options.startTimeoutMs ?? 10_000; // 10 s
     this.#maxResumeMs = options.maxResumeMs ?? 60_000; // 60 s
+    checkBudgets(options);
     this.#progressTimeoutMs = options.progressTimeoutMs ?? RECOVERY_DEFAULTS.progressTimeoutMs;
     this.#finishTimeoutMs = options.finishTimeoutMs ?? RECOVERY_DEFAULTS.finishTimeoutMs;
     this.#statusTimeoutMs = options.statusTimeoutMs ?? RECOVERY_DEFAULTS.statusTimeoutMs;
