@@ -144,6 +144,16 @@ describe('a quiet server stalls the attempt within its budget', () => {
     expect(h.machine.phase).toBe(Phase.done);
   });
 
+  it('a clean close instead of finish after stop: the status route settles the request (no failure)', () => {
+    const h = harness().run();
+    h.queue('s1', 'One.').speak('s1', 1, [1, 2]).handle({ type: 'stop-requested' });
+    h.handle({ type: 'transport-closed', code: 1000, reason: 'bye', wasClean: true });
+    expect(emitted(h.port.take(), 'failed')).toEqual([]);
+    h.handle({ type: 'timer', id: TimerId.backoff });
+    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('completed', [{ segment_id: 's1', index: 0, state: 'completed', characters: 4, units: 1, audio_bytes: 2, audio_url: '/a' }]) } });
+    expect(emitted(h.port.take(), 'finished')).toHaveLength(1);
+  });
+
   it('the budget is not counted while the reader is paused', () => {
     const h = flushed({ progressTimeoutMs: 4_000 });
     slices(h, PROGRESS_SLICES - 1);

@@ -431,7 +431,8 @@ export class ReliableMachine {
     // `failed_retryable` is the service's own word that the request may go
     // on, and resuming keeps the segments already charged from being
     // generated (and charged) again by a failover.
-    const askStatus = !retryable && !error && this.#ready !== undefined && (code === CloseCode.internalError || code === CloseCode.goingAway);
+    // After `stop` every segment is complete: a close instead of `finish` leaves only the request's end unknown, which the status route settles.
+    const askStatus = !retryable && !error && this.#ready !== undefined && (code === CloseCode.internalError || code === CloseCode.goingAway || this.#phase === Phase.stopping);
     if (retryable || askStatus) this.#retry(failure);
     else this.#fail(failure);
   }
