@@ -180,6 +180,30 @@ describe('hostile server', () => {
     expect(performance.now() - started).toBeLessThan(3_000);
   });
 
+  it('simple mode: warnings every 50 ms after the commit are no progress: a TimeoutError within its deadline', async () => {
+    const server = await serve(() => ({ silentAfterText: true, chatter: true }));
+    const simple = new SimpleSession({ wsUrl: server.wsUrl, apiKey: API_KEY, request: { voice_id: VOICE, model: 'svc-s21pro-flash', format: 'pcm' }, progressTimeoutMs: 300 });
+    let warnings = 0;
+    simple.on('warning', () => warnings++);
+    const started = performance.now();
+    await simple.open();
+    const sent = simple.send({ segmentId: 's1', text: 'Hello there.' }).catch((e: unknown) => e);
+    const error = await simple.end().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(await sent).toBe(error);
+    expect(warnings).toBeGreaterThan(3);
+    expect(performance.now() - started).toBeLessThan(300 + 2_000);
+  });
+
+  it('reliable mode: warnings every 50 ms while an input_ack is owed are no progress: a TimeoutError within its budgets', async () => {
+    const server = await serve(() => ({ silentAfterText: true, chatter: true }));
+    const out = await drive(session(server));
+    expect(out.error).toBeInstanceOf(TimeoutError);
+    expect(out.warnings.length).toBeGreaterThan(3);
+    // Two stalls (the first resumed) of at most 1.25 x 150 ms each, plus slack.
+    expect(out.ms).toBeLessThan(2 * 1.25 * 150 + 2_000);
+  });
+
   it('simple mode against a well-behaved hostile server completes (the harness speaks simple mode too)', async () => {
     const server = await serve(() => ({}));
     const simple = new SimpleSession({ wsUrl: server.wsUrl, apiKey: API_KEY, request: { voice_id: VOICE, model: 'svc-s21pro-flash', format: 'pcm' }, progressTimeoutMs: 200 });
