@@ -29,7 +29,21 @@ export { defaultVoice } from './discovery.js';
 
 /** The realtime options a caller may tune. */
 export type RealtimeTuning = Partial<
-  Pick<ReliableSessionOptions, 'connectTimeoutMs' | 'startTimeoutMs' | 'progressTimeoutMs' | 'maxRetries' | 'maxResumeMs' | 'backoff' | 'reorderWindowFrames' | 'keepAliveMs'>
+  Pick<
+    ReliableSessionOptions,
+    | 'connectTimeoutMs'
+    | 'startTimeoutMs'
+    | 'progressTimeoutMs'
+    | 'finishTimeoutMs'
+    | 'statusTimeoutMs'
+    | 'httpTimeoutMs'
+    | 'maxStallResumes'
+    | 'maxRetries'
+    | 'maxResumeMs'
+    | 'backoff'
+    | 'reorderWindowFrames'
+    | 'keepAliveMs'
+  >
 >;
 
 export { TRANSPORT_CHOICES, type TransportChoice } from './transport.js';
@@ -84,7 +98,7 @@ export function createTransport(
     const tuning = o.realtime ?? {};
     const base = { wsUrl: config.wsUrl, apiKey: config.apiKey, request, requestId: o.requestId, ...(o.signal && { signal: o.signal }), ...(o.connectionSource && { connectionSource: o.connectionSource }) };
     if (o.mode === 'simple') {
-      const { maxRetries: _r, maxResumeMs: _m, backoff: _b, ...simple } = tuning;
+      const { maxRetries: _r, maxResumeMs: _m, backoff: _b, finishTimeoutMs: _f, statusTimeoutMs: _s, httpTimeoutMs: _h, maxStallResumes: _x, ...simple } = tuning;
       return new SimpleSession({ ...base, ...simple });
     }
     return new ReliableSession({ ...base, ...tuning, rtHttpUrl: config.rtHttpUrl, ...(o.onPartialSegment && { onPartialSegment: o.onPartialSegment }) });

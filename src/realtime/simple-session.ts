@@ -25,6 +25,10 @@ import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from './session-util.js';
 import { AudioOrder, describeGaps, type SequenceGap } from './sequence-window.js';
 import type { SessionTimings } from './waterfall.js';
+import { checkBudgets, RECOVERY_DEFAULTS } from './budgets.js';
+
+/** The events that are progress of a simple-mode request. */
+const PROGRESS_EVENTS: ReadonlySet<string> = new Set(['ready', 'audio', 'finish', 'error']);
 
 export interface SimpleSessionOptions {
   /** `{ws_url}` of the realtime service. */
@@ -43,7 +47,12 @@ export interface SimpleSessionOptions {
   reorderWindowFrames?: number;
   /** `start` to `ready`; default 10_000 ms. */
   startTimeoutMs?: number;
-  /** After the commit, longest silence (no frame) before failing with a retryable TimeoutError; default 20_000 ms. Not while paused. */
+  /**
+   * After the commit, longest quiet before failing with a retryable
+   * TimeoutError; default 5_000 ms (`RECOVERY_DEFAULTS`). Only audio,
+   * `finish` and `error` are progress: `pong`s, warnings and other events
+   * are not. Not while paused.
+   */
   progressTimeoutMs?: number;
   /** Aborts the session (as `abort()`). */
   signal?: AbortSignal;
@@ -101,6 +110,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
 
   constructor(options: SimpleSessionOptions) {
     super();
+    checkBudgets(options);
     this.#opts = options;
     this.#requestId = options.requestId ?? '';
     this.#order = new AudioOrder(options.reorderWindowFrames);
@@ -229,13 +239,14 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
 
   /**
    * Keep one deadline while the server owes a frame: `ready` after `start`
-   * (startTimeoutMs), then any frame after the commit (progressTimeoutMs).
-   * Every frame but `pong` moves it; a paused reader stops it.
+   * (startTimeoutMs), then audio or `finish` after the commit
+   * (progressTimeoutMs). Only `ready`, audio, `finish` and `error` move it;
+   * a paused reader stops it.
    */
   #watch(): void {
     clearTimeout(this.#watchdog);
     this.#watchdog = undefined;
-    const waiting = this.#phase === Phase.starting ? (this.#opts.startTimeoutMs ?? 10_000) : this.#phase === Phase.committed ? (this.#opts.progressTimeoutMs ?? 20_000) : 0;
+    const waiting = this.#phase === Phase.starting ? (this.#opts.startTimeoutMs ?? 10_000) : this.#phase === Phase.committed ? (this.#opts.progressTimeoutMs ?? RECOVERY_DEFAULTS.progressTimeoutMs) : 0;
     if (waiting <= 0 || this.#paused) return;
     this.#lastFrameAt = performance.now();
     const check = (): void => {
@@ -253,7 +264,8 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   }
 
   #onEvent(event: ServerEvent): void {
-    if (event.event !== 'pong') this.#lastFrameAt = performance.now();
+    // Progress is what the request needs (spec 6, rule 3), not keep-alive answers or chatter.
+    if (PROGRESS_EVENTS.has(event.event)) this.#lastFrameAt = performance.now();
     switch (event.event) {
       case 'ready': {
         if (this.#phase !== Phase.starting) return;

@@ -27,6 +27,8 @@ export interface Misbehaviour {
   silentAfterText?: boolean;
   /** Send the audio but never `segment_completed`. */
   silentAfterAudio?: boolean;
+  /** From `start` on, a `warning` every 50 ms (chatter that is no progress), until the connection closes. */
+  chatter?: boolean;
   /** Close with 1012 right after `ready`. */
   failAfterReady?: boolean;
   /** After `ready`, send an error whose code, request id, stage, path and message carry the caller's Authorization value. */
@@ -124,6 +126,10 @@ function speak(ws: WebSocket, b: Misbehaviour, authorization: string, segmentInd
         requestId = String(m['request_id'] ?? 'simple-request');
         const request = m['request'] as Record<string, unknown>;
         send('ready', { mode: m['mode'] ?? 'simple', request_id: requestId, session_id: 'hs', provider: 'hostile', model: request['model'], voice_id: request['voice_id'], format: 'pcm', sample_rate: 24_000, channels: 1, bit_depth: 16 }, eventId);
+        if (b.chatter) {
+          const timer = setInterval(() => send('warning', { request_id: requestId, code: 'still_here', message: 'working on it' }), 50);
+          ws.once('close', () => clearInterval(timer));
+        }
         if (b.failAfterReady) ws.close(1012, 'restarting');
         else if (b.echoKey) {
           send('error', { request_id: authorization, code: `bad_${authorization}`, message: `refused ${authorization}`, retryable: false, terminal: true, stage: authorization, path: `request.${authorization}` }, eventId);

@@ -108,9 +108,20 @@ describe('hostile server', () => {
     expect(out.warnings.map((w) => w.code)).toEqual(['audio_sequence_gap', 'audio_sequence_gap']);
   });
 
+  it('no input_ack ever: resumes once by default (maxStallResumes 1), then fails with a TimeoutError', async () => {
+    const server = await serve(() => ({ silentAfterText: true }));
+    const out = await drive(session(server, { maxRetries: 6 }));
+    expect(out.error).toBeInstanceOf(TimeoutError);
+    expect(out.error?.details).toMatchObject({ attempts: 1 });
+    expect(out.error?.message).toMatch(/stalled 2 times: no progress from the server within 150 ms while waiting for input_ack for text sequence 1/);
+    expect(server.connections).toBe(2); // the first and one resume
+    expect(out.ms).toBeLessThan(3_000);
+    expect(out.lateAudio).toBe(0);
+  });
+
   it('no input_ack ever: resumes, then fails with a TimeoutError saying how many attempts, within its deadline', async () => {
     const server = await serve(() => ({ silentAfterText: true }));
-    const out = await drive(session(server));
+    const out = await drive(session(server, { maxStallResumes: 3 }));
     expect(out.error).toBeInstanceOf(TimeoutError);
     expect(out.error?.details).toMatchObject({ attempts: 3 });
     expect(out.error?.message).toMatch(/3 attempts/);
@@ -167,6 +178,30 @@ describe('hostile server', () => {
     expect(error).toMatchObject({ retryable: true });
     expect(await sent).toBe(error);
     expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
+  it('simple mode: warnings every 50 ms after the commit are no progress: a TimeoutError within its deadline', async () => {
+    const server = await serve(() => ({ silentAfterText: true, chatter: true }));
+    const simple = new SimpleSession({ wsUrl: server.wsUrl, apiKey: API_KEY, request: { voice_id: VOICE, model: 'svc-s21pro-flash', format: 'pcm' }, progressTimeoutMs: 300 });
+    let warnings = 0;
+    simple.on('warning', () => warnings++);
+    const started = performance.now();
+    await simple.open();
+    const sent = simple.send({ segmentId: 's1', text: 'Hello there.' }).catch((e: unknown) => e);
+    const error = await simple.end().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(await sent).toBe(error);
+    expect(warnings).toBeGreaterThan(3);
+    expect(performance.now() - started).toBeLessThan(300 + 2_000);
+  });
+
+  it('reliable mode: warnings every 50 ms while an input_ack is owed are no progress: a TimeoutError within its budgets', async () => {
+    const server = await serve(() => ({ silentAfterText: true, chatter: true }));
+    const out = await drive(session(server));
+    expect(out.error).toBeInstanceOf(TimeoutError);
+    expect(out.warnings.length).toBeGreaterThan(3);
+    // Two stalls (the first resumed) of at most 1.25 x 150 ms each, plus slack.
+    expect(out.ms).toBeLessThan(2 * 1.25 * 150 + 2_000);
   });
 
   it('simple mode against a well-behaved hostile server completes (the harness speaks simple mode too)', async () => {

@@ -710,10 +710,12 @@ describe('audio order (spec 6, rule 2)', () => {
 });
 
 describe('progress deadline', () => {
-  it('arms while an input_ack is owed; a silent period resumes with a retryable TimeoutError', () => {
+  it('arms while an input_ack is owed; a quiet budget (four slices) resumes with a retryable TimeoutError', () => {
     const h = harness({ progressTimeoutMs: 5_000 }).run();
     h.queue('s1', 'One.');
-    expect(watchdogs(h.port.take())).toEqual([`startTimer:${TimerId.progress}`]);
+    expect(h.port.take().filter((c) => c.call === 'startTimer')).toEqual([{ call: 'startTimer', id: TimerId.progress, ms: 1_250 }]);
+    for (let slice = 0; slice < 3; slice++) h.handle({ type: 'timer', id: TimerId.progress });
+    expect(emitted(h.port.take(), 'retry')).toEqual([]);
     h.handle({ type: 'timer', id: TimerId.progress });
     const calls = h.port.take();
     const retry = emitted(calls, 'retry')[0]!;

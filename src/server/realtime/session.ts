@@ -146,6 +146,9 @@ export class Session implements SessionPort {
 
   send<N extends ServerEventName>(name: N, body: EventBody<N>, inReplyTo?: string): void {
     if (this.#ws.readyState !== this.#ws.OPEN) return;
+    const faulted = this.ctx.faults.rewriteEvent(name, body as Record<string, unknown>);
+    if (faulted === undefined) return;
+    body = faulted as EventBody<N>;
     const envelope: Record<string, unknown> = { event: name, event_id: `${this.#eventPrefix}${++this.#eventSeq}`, trace_id: this.traceId, timestamp: this.ctx.now().getTime() };
     if (inReplyTo !== undefined) envelope['in_reply_to'] = inReplyTo;
     for (const frame of this.#rewrite(Object.assign(envelope, body))) this.#ws.send(encodeFrame(frame));
@@ -194,6 +197,7 @@ export class Session implements SessionPort {
 
   finish(reason: FinishReason, inReplyTo?: string): void {
     if (this.#phase !== Phase.open || !this.#handler) return;
+    if (reason === FinishReason.completed && this.ctx.faults.take('noFinishAfterStop')) return;
     this.send('finish', { request_id: this.#handler.requestId, session_id: this.sessionId, reason, units: this.#handler.units() }, inReplyTo);
     this.#close(CloseCode.normal, reason);
   }
