@@ -50,6 +50,13 @@ const DRAWN_SUITES = [
 ];
 
 /**
+ * Left out of the drawn projects: the mp3 cases (the pure-JS encoder is the
+ * slowest thing in these suites, 9 to 11 s each on CI, more at 44.1 and
+ * 48 kHz); the reference and preset projects run them.
+ */
+const DRAWN_SKIP = /^(?!.*\bmp3\b)/;
+
+/**
  * The CLI's embedded server keeps state in the user's data directory by
  * default; a CLI process a test spawns keeps nothing unless the test gives
  * it a data directory of its own (test/cli/persistence.test.ts).
@@ -67,7 +74,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'reference', include: ['test/**/*.test.ts'], env: { VOXPIPE_DIALECT: 'reference', ...EPHEMERAL } } },
       ...['alt', 'minimal'].map((dialect) => ({ extends: true, test: { name: `dialect-${dialect}`, include: CLIENT_SUITES, env: { VOXPIPE_DIALECT: dialect, ...EPHEMERAL } } })),
-      ...SEEDS.map((seed) => ({ extends: true, test: { name: `dialect-random-${seed}`, include: DRAWN_SUITES, env: { VOXPIPE_DIALECT: `random:${seed}${OFF}`, ...EPHEMERAL } } })),
+      ...SEEDS.map((seed) => ({ extends: true, test: { name: `dialect-random-${seed}`, include: DRAWN_SUITES, testNamePattern: DRAWN_SKIP, env: { VOXPIPE_DIALECT: `random:${seed}${OFF}`, ...EPHEMERAL } } })),
     ],
   },
 });
