@@ -32,8 +32,12 @@ const CLIENT_SUITES = [
 const DRAWN_DIALECTS = 3;
 process.env['VOXPIPE_DIALECT_SEEDS'] ||= Array.from({ length: DRAWN_DIALECTS }, () => randomBytes(4).toString('hex')).join(',');
 const SEEDS = process.env['VOXPIPE_DIALECT_SEEDS'].split(',').filter(Boolean);
-/** `VOXPIPE_DIALECT_OFF=capabilities,rate` keeps those points ours in the drawn projects (to see which point breaks what). */
-const OFF = process.env['VOXPIPE_DIALECT_OFF'] ? `:off=${process.env['VOXPIPE_DIALECT_OFF']}` : '';
+/**
+ * To see which point breaks what: `VOXPIPE_DIALECT_OFF=capabilities,rate`
+ * keeps those points ours in the drawn projects, `VOXPIPE_DIALECT_ONLY=rate`
+ * draws those alone (points: src/server/dialect-random.ts).
+ */
+const OFF = process.env['VOXPIPE_DIALECT_ONLY'] ? `:only=${process.env['VOXPIPE_DIALECT_ONLY']}` : process.env['VOXPIPE_DIALECT_OFF'] ? `:off=${process.env['VOXPIPE_DIALECT_OFF']}` : '';
 
 /**
  * What runs against each drawn dialect: a focused subset of the client

@@ -148,8 +148,18 @@ export class Session implements SessionPort {
     if (this.#ws.readyState !== this.#ws.OPEN) return;
     const envelope: Record<string, unknown> = { event: name, event_id: `${this.#eventPrefix}${++this.#eventSeq}`, trace_id: this.traceId, timestamp: this.ctx.now().getTime() };
     if (inReplyTo !== undefined) envelope['in_reply_to'] = inReplyTo;
-    for (const frame of this.#rewrite(Object.assign(envelope, body))) this.#emit(encodeFrame(frame));
+    for (const frame of this.#rewrite(Object.assign(envelope, body))) {
+      if (frame['event'] === 'audio') this.#wireAudioFrames++;
+      this.#emit(encodeFrame(frame));
+    }
   }
+
+  /**
+   * Audio frames put on the wire: what the faults' `afterAudioFrames`
+   * counts, so a test that counts the frames it received places a fault
+   * the same under a dialect that splits or merges frames.
+   */
+  #wireAudioFrames = 0;
 
   /** Frames waiting behind a delayed one (a dialect's timing jitter); undefined when none wait. */
   #outbox: Promise<void> | undefined;
@@ -357,7 +367,7 @@ export class Session implements SessionPort {
 
   #checkAudioFaults(): void {
     const faults = this.ctx.faults;
-    const frames = this.#audioFrames;
+    const frames = this.#wireAudioFrames;
     const reached = (f: { afterAudioFrames: number }) => frames >= f.afterAudioFrames;
     const drop = faults.take('realtimeDrop', reached);
     if (drop) {
