@@ -78,7 +78,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'reference', include: ['test/**/*.test.ts'], env: { VOXPIPE_DIALECT: 'reference', ...EPHEMERAL } } },
       ...['alt', 'minimal'].map((dialect) => ({ extends: true, test: { name: `dialect-${dialect}`, include: CLIENT_SUITES, env: { VOXPIPE_DIALECT: dialect, ...EPHEMERAL } } })),
-      ...SEEDS.map((seed) => ({ extends: true, test: { name: `dialect-random-${seed}`, include: DRAWN_SUITES, testNamePattern: DRAWN_SKIP, env: { VOXPIPE_DIALECT: `random:${seed}${OFF}`, ...EPHEMERAL } } })),
+      ...SEEDS.map((seed) => ({ extends: true, test: { name: `dialect-random-${seed}`, include: DRAWN_SUITES, testNamePattern: DRAWN_SKIP, setupFiles: ['test/setup/secret-scan.ts', 'test/setup/dialect-draw.ts'], env: { VOXPIPE_DIALECT: `random:${seed}${OFF}`, ...EPHEMERAL } } })),
     ],
   },
 });
