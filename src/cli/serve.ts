@@ -5,11 +5,11 @@
  * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
  */
 import { readFile } from 'node:fs/promises';
-import { DIALECTS } from '../server/dialect.js';
+import { describeDialect, dialectOf, type DialectName } from '../server/dialect.js';
 import type { AccountSeed } from '../server/index.js';
 import type { FaultPlan } from '../server/faults.js';
 import type { SqlStore } from '../server/store/sql.js';
-import { choice, numberOption, UsageError } from './args.js';
+import { numberOption, UsageError } from './args.js';
 import { Option, type CliCommand } from './command.js';
 import { ENGINE_CHOICES, type EngineChoice } from '../server/engines/choices.js';
 import { ExitCode, note, type Io } from './io.js';
@@ -53,7 +53,7 @@ export const command: CliCommand<Options> = {
       .addOption(new Option('--faults <JSON>', 'fault injection (FaultPlan), e.g. {"realtimeClose":{"afterAudioFrames":5,"code":1012}}; default none'))
       .addOption(new Option('--allow-private-urls', 'accept loopback and private URLs as task inputs; default off'))
       .addOption(new Option('--rate-limit <REQUESTS_PER_SECOND>', 'per account; default none'))
-      .addOption(new Option('--dialect <D>', 'how the points the spec leaves open are taken; default VOXPIPE_DIALECT, else reference').choices(DIALECTS))
+      .addOption(new Option('--dialect <D>', 'how the points the spec leaves open are taken: reference, alt, minimal, or random:SEED (every open point drawn; :off=POINT,... or :only=POINT,... switch points); default VOXPIPE_DIALECT, else reference'))
       .addOption(new Option('--demo', 'serve the browser demo at /demo; default off'))
       .addOption(new Option('--data <DIR>', 'keep accounts, voices, jobs, requests and the ledger in a PGlite database there, across restarts (one process per directory); default in memory').conflicts('database'))
       .addOption(new Option('--database <URL>', 'keep them in a PostgreSQL database instead (postgres://user:password@host:port/db; default VOXPIPE_DATABASE_URL), which several server processes may share'))
@@ -62,6 +62,16 @@ export const command: CliCommand<Options> = {
   },
   run: (_args, values, io) => serve(values, io),
 };
+
+/** A dialect's name, checked (a preset, or random:SEED...): a bad one is a usage error naming the choices. */
+function dialectName(value: string | undefined): DialectName | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return dialectOf(value).name;
+  } catch (err) {
+    throw new UsageError(`--dialect: ${(err as Error).message}`);
+  }
+}
 
 async function loadAccounts(path: string): Promise<AccountSeed[]> {
   let parsed: unknown;
@@ -193,7 +203,7 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
   const rateLimit = numberOption(values.rateLimit, 'rate-limit', 0.01, 1_000_000);
   const engine = values.engine;
   // Where the spec leaves a point open, the dialect takes it one way (src/server/dialect.ts); default VOXPIPE_DIALECT, else reference.
-  const dialect = choice(values.dialect ?? (io.env['VOXPIPE_DIALECT'] || undefined), 'dialect', DIALECTS);
+  const dialect = dialectName(values.dialect ?? (io.env['VOXPIPE_DIALECT'] || undefined));
   let faults: FaultPlan | undefined;
   if (values.faults) faults = parseFaults(values.faults);
   // --ephemeral (a global option): in memory, which serve is unless told where to keep its state.
@@ -229,7 +239,7 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
   if (worker) worker.listening(line);
   else io.stdout.write(`${JSON.stringify(line)}\n`);
   if (worker && !worker.first) return waitForStop(server, store, io, signals, false);
-  note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${server.ctx.dialect.name}`);
+  note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${describeDialect(server.ctx.dialect.name)}`);
   if (values.demo) note(io, `demo at ${server.rootUrl}/demo (open it in a browser; it speaks for the first account)`);
   // The public development key is no secret: say it (note() would redact it, as every key the server holds).
   if (values.accounts === undefined && apiKey === LOCAL_DEV_API_KEY) {

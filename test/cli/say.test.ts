@@ -7,6 +7,7 @@ import { main } from '../../src/cli/main.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { espeakAvailable } from '../../src/server/engines/index.js';
 import { fakeIo } from '../helpers/fake-io.js';
+import { TONE_RATE } from '../helpers/dialect.js';
 
 let server: ReferenceServer;
 let dir: string;
@@ -36,7 +37,7 @@ describe('voxpipe say', () => {
     const size = (await stat(out)).size;
     expect(summary.bytes).toBe(size);
     expect(size).toBeGreaterThan(0);
-    expect(summary).toMatchObject({ transport: 'realtime', mode: 'reliable', format: 'pcm', sampleRate: 24_000, retries: 0, resumed: 0 });
+    expect(summary).toMatchObject({ transport: 'realtime', mode: 'reliable', format: 'pcm', sampleRate: TONE_RATE, retries: 0, resumed: 0 });
     expect(summary.segments).toBeGreaterThanOrEqual(1);
     expect(summary.units).toBe('Hello from voxpipe. A second sentence follows here.'.length);
     for (const k of ['requestId', 'ttfaMs', 'totalMs']) expect(summary).toHaveProperty(k);
@@ -79,7 +80,7 @@ describe('voxpipe say', () => {
     const p = await readFile(pcm);
     expect(w.subarray(0, 4).toString()).toBe('RIFF');
     expect(w.readUInt32LE(40)).toBe(p.length);
-    expect(w.readUInt32LE(24)).toBe(24_000);
+    expect(w.readUInt32LE(24)).toBe(TONE_RATE);
     expect(w.subarray(44).equals(p)).toBe(true);
   });
 

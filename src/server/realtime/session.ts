@@ -151,7 +151,38 @@ export class Session implements SessionPort {
     body = faulted as EventBody<N>;
     const envelope: Record<string, unknown> = { event: name, event_id: `${this.#eventPrefix}${++this.#eventSeq}`, trace_id: this.traceId, timestamp: this.ctx.now().getTime() };
     if (inReplyTo !== undefined) envelope['in_reply_to'] = inReplyTo;
-    for (const frame of this.#rewrite(Object.assign(envelope, body))) this.#ws.send(encodeFrame(frame));
+    for (const frame of this.#rewrite(Object.assign(envelope, body))) {
+      if (frame['event'] === 'audio') this.#wireAudioFrames++;
+      this.#emit(encodeFrame(frame));
+    }
+  }
+
+  /**
+   * Audio frames put on the wire: what the faults' `afterAudioFrames`
+   * counts, so a test that counts the frames it received places a fault
+   * the same under a dialect that splits or merges frames.
+   */
+  #wireAudioFrames = 0;
+
+  /** Frames waiting behind a delayed one (a dialect's timing jitter); undefined when none wait. */
+  #outbox: Promise<void> | undefined;
+  #outboxDepth = 0;
+
+  /** Send one encoded frame, delayed by the dialect's jitter with order kept. */
+  #emit(bytes: Uint8Array): void {
+    const jitter = this.ctx.dialect.jitter;
+    const delayMs = jitter.maxMs > 0 && Math.random() < jitter.share ? Math.random() * jitter.maxMs : 0;
+    if (delayMs === 0 && this.#outbox === undefined) {
+      this.#ws.send(bytes);
+      return;
+    }
+    this.#outboxDepth++;
+    this.#outbox = (this.#outbox ?? Promise.resolve())
+      .then(() => (delayMs > 0 ? sleep(delayMs) : undefined))
+      .then(() => {
+        if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(bytes);
+        if (--this.#outboxDepth === 0) this.#outbox = undefined;
+      });
   }
 
   sendAudio(fields: AudioFields): void {
@@ -340,7 +371,7 @@ export class Session implements SessionPort {
 
   #checkAudioFaults(): void {
     const faults = this.ctx.faults;
-    const frames = this.#audioFrames;
+    const frames = this.#wireAudioFrames;
     const reached = (f: { afterAudioFrames: number }) => frames >= f.afterAudioFrames;
     const drop = faults.take('realtimeDrop', reached);
     if (drop) {
@@ -384,12 +415,19 @@ export class Session implements SessionPort {
     this.#phase = Phase.closing;
     this.#clearTimers();
     this.#abort.abort();
-    try {
-      this.#ws.close(code, reason.slice(0, 120));
-    } catch {
-      // A code no endpoint may send (1005, 1006, an injected fault's choice): cut the socket instead.
-      this.#ws.terminate();
-    }
+    const closeNow = () => {
+      try {
+        // A dialect may end a finished request with a close frame that has no status (the peer reads 1005).
+        if (code === CloseCode.normal && this.ctx.dialect.normalClose === 'no-status') this.#ws.close();
+        else this.#ws.close(code, reason.slice(0, 120));
+      } catch {
+        // A code no endpoint may send (1005, 1006, an injected fault's choice): cut the socket instead.
+        this.#ws.terminate();
+      }
+    };
+    // Frames a dialect's jitter still holds go out first.
+    if (this.#outbox) void this.#outbox.then(closeNow);
+    else closeNow();
   }
 
   #clearTimers(): void {
