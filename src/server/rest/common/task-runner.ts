@@ -78,6 +78,8 @@ export interface TaskOutcome<R> {
   result: R;
   /** Set when part of the work failed: the task ends `partial` and keeps only `keepAmount` of its charge. */
   partial?: { errorCode: string; errorMessage: string; keepAmount: number };
+  /** What a succeeded task costs when it is less than its hold (the rest is given back). */
+  charge?: number;
 }
 
 export interface TaskWorkerContext<I, R> {
@@ -462,7 +464,8 @@ export class TaskRunner<I, R> {
       if (task.charge) task.creditsCharged = settle(this.#ctx, account, task.charge.refId, outcome.partial.keepAmount);
     } else {
       task.state = TaskState.succeeded;
-      if (task.charge) this.#ctx.ledger.commit(task.charge.refId);
+      if (task.charge && outcome.charge !== undefined && outcome.charge < task.charge.amount) task.creditsCharged = settle(this.#ctx, account, task.charge.refId, outcome.charge);
+      else if (task.charge) this.#ctx.ledger.commit(task.charge.refId);
     }
     this.#tasks.set(task.taskId, task);
     this.#terminal(task);
