@@ -206,11 +206,11 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     const onError = (err: Error) => gone(err);
     const onAborted = () => gone();
     const onClose = () => {
-      if (!req.complete) gone();
+      if (!req.readableEnded) gone();
     };
     const announced = Number(req.headers['content-length']);
     if (Number.isFinite(announced) && announced > limit) refuse();
-    if (req.complete) {
+    if (req.readableEnded) {
       resolve(Buffer.alloc(0));
       return;
     }

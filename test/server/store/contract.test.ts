@@ -88,8 +88,8 @@ describe.each(ENGINES)('store contract: %s', (_name, engine, available) => {
     store.accounts.set(account.userId, account);
     const ledger = new Ledger(store);
     const read = () => store.accounts.get('u')!;
-    expect(ledger.hold(read(), 'credits', 30, 'ref-1', 'test').charged).toBe(true);
-    expect(ledger.hold(read(), 'credits', 30, 'ref-1', 'test').charged).toBe(false);
+    expect((await ledger.hold(read(), 'credits', 30, 'ref-1', 'test')).charged).toBe(true);
+    expect((await ledger.hold(read(), 'credits', 30, 'ref-1', 'test')).charged).toBe(false);
     expect(read().credits).toBe(70);
     ledger.commit('ref-1');
     expect(store.ledger.get('ref-1')!.state).toBe('committed');
@@ -157,7 +157,7 @@ describe.each(ENGINES.filter(([, engine]) => engine === pglite || engine === pos
     oddValues.delete('plain');
     store.accounts.set('u', accountFromSeed({ apiKey: 'sk-contract-reopen', userId: 'u', credits: 100 }));
     const ledger = new Ledger(store);
-    ledger.hold(store.accounts.get('u')!, 'credits', 30, 'ref-1', 'test');
+    await ledger.hold(store.accounts.get('u')!, 'credits', 30, 'ref-1', 'test');
     ledger.commit('ref-1');
     await store.flush();
     if (engine === pglite) {

@@ -317,7 +317,7 @@ export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency
       audioUrl,
       durationSeconds,
     };
-    const task = runner.create(account, input, { charge: { currency: 'quota', amount: perSecondQuota(durationSeconds, m.quotaPerSecond), reason: `lip-sync ${m.id}` }, requestId: c.requestId });
+    const task = await runner.create(account, input, { charge: { currency: 'quota', amount: perSecondQuota(durationSeconds, m.quotaPerSecond), reason: `lip-sync ${m.id}` }, requestId: c.requestId });
     fetched.set(task.taskId, { visual: inputs.visual, visualProbe: inputs.visualProbe, audio: inputs.audio });
     return task;
   }
