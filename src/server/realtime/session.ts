@@ -326,9 +326,10 @@ export class Session implements SessionPort {
     }
   }
 
-  #redeemTicket(event: AuthEvent): void {
-    const result = this.#services.tickets.redeem(event.token, this.#handshake.host, this.#handshake.origin);
+  async #redeemTicket(event: AuthEvent): Promise<void> {
+    const result = await this.#services.tickets.redeem(event.token, this.#handshake.host, this.#handshake.origin);
     if (typeof result === 'string') throw new RealtimeFailure(ErrorCode.authenticationFailed, `browser ticket refused: ${result}`, { terminal: true, stage: 'auth' });
+    if (this.#phase !== Phase.authenticating) return; // closed (or timed out) while it was redeemed
     this.#authenticated(result, event.event_id);
   }
 
