@@ -15,6 +15,24 @@
  * generating read `failed_retryable` (`recoverOrphans`), tasks it had
  * accepted run again (`TaskRunner`).
  *
+ * What a crash may lose, and what it may not. Written in the background, so
+ * lost if the process dies within the few milliseconds before the write:
+ * task progress (the task runs again from the start), a realtime request's
+ * journal between segments and the `committed` mark of a segment's hold (a
+ * resume generates the segment again, charged once), webhook
+ * delivery bookkeeping of an attempt under way (that attempt is made
+ * again). Kept before anything relies on it:
+ * - every HTTP reply waits for `flush()` (a 202 for a task, a charge, a
+ *   profile change, an issued ticket);
+ * - a ledger hold is its own transaction, answered once committed, so no
+ *   work runs on a charge that is not in the database; commits and releases
+ *   are transactions in the same queue (`flush()` waits for them);
+ * - a task's end is flushed before its claim is let go, and before its
+ *   webhook's first attempt tells anyone about it;
+ * - a webhook's retry schedule is flushed before the wait for the next
+ *   attempt, so a process taking it over goes on from it;
+ * - a ticket's redemption is flushed before its claim is let go.
+ *
  * PGlite is held by one process (a directory lock). PostgreSQL may be shared
  * by several server processes (`serve --workers N`, several hosts): then
  * - every write takes a new `version` from one sequence, and writers
@@ -26,7 +44,9 @@
  *   wherever it lands;
  * - an account's balances are written as deltas computed in SQL, not as the
  *   value this process last saw, so two processes charging one account at
- *   once both count (the rest of a record: the last write wins, and each
+ *   once both count; holds, commits and releases are transactions with their
+ *   check inside (`ledgerSteps`), so they cannot overdraw it or charge one
+ *   refId twice between them (the rest of a record: the last write wins, and each
  *   record but the accounts has one writer at a time: the process running
  *   its request or task);
  * - `processes` (types.ts) gives named claims and owner liveness on session

@@ -321,6 +321,8 @@ export class WebhookDispatcher {
     }
     const account = this.#ctx.store.accounts.get(d.userId);
     if (!account) return;
+    // The task's end and this record are kept before anyone is told (a reader then finds the task ended, wherever it asks).
+    await this.#ctx.store.flush?.();
     // The attempts go on from the schedule kept with the delivery (another process's, after a takeover).
     while (!signal.aborted) {
       const wait = d.nextAttemptAt ? Date.parse(d.nextAttemptAt) - this.#ctx.now().getTime() : 0;
