@@ -17,7 +17,7 @@ import { resampledEngine } from './engines/resampled.js';
 import { Faults, type FaultPlan } from './faults.js';
 import { authenticate } from './http/auth.js';
 import { ApiErrorCode, HttpError } from './http/errors.js';
-import { describeZodError, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, parseJson, readBody, Router, type Reply, type RouteContext } from './http/router.js';
+import { ClientGoneError, describeZodError, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, parseJson, readBody, Router, type Reply, type RouteContext } from './http/router.js';
 import { Ledger } from './ledger.js';
 import { RateLimiter, type RateLimitOptions } from './http/rate-limit.js';
 import type { ServerModule } from './module.js';
@@ -82,6 +82,21 @@ export interface ServerOptions {
   demo?: boolean;
   /** Where internal errors go; default standard error with the stack. */
   log?: ServerLog;
+  /**
+   * Where events that are nobody's fault go (a client that aborts mid-body);
+   * default standard error when `VOXPIPE_DEBUG` is set, otherwise nowhere.
+   */
+  debug?: (line: string) => void;
+}
+
+function stderrDebug(line: string): void {
+  if (process.env['VOXPIPE_DEBUG']) process.stderr.write(`voxpipe server: debug: ${line}\n`);
+}
+
+/** Whether the request carries a body (announced by its length or chunked). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
 export type { ModuleFactory, ServerModule } from './module.js';
@@ -182,6 +197,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     log: options.log ?? stderrLog,
   };
 
+  const debug = options.debug ?? stderrDebug;
   const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
   const router = new Router();
   const modules = SERVER_MODULES.map((factory) => factory(ctx, router));
@@ -223,6 +239,8 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
       const contentType = req.headers['content-type'] ?? '';
       const isMultipart = contentType.startsWith('multipart/form-data');
       const rawBody = async () => (raw ??= await readBody(req, isMultipart ? MAX_UPLOAD_BYTES : MAX_JSON_BYTES));
+      // Every route's body is held to its limit (413), the routes that never read one too.
+      if (hasBody(req)) await rawBody();
       let body: unknown = undefined;
       if (def.body && !(def.multipart && isMultipart)) {
         const parsed = def.body.safeParse(parseJson(await rawBody()) ?? {});
@@ -237,6 +255,12 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
       else if (!res.writableEnded && !res.headersSent) res.end();
     } catch (err) {
       await store.flush?.().catch(() => undefined);
+      if (err instanceof ClientGoneError) {
+        // The client aborted mid-body: nobody to answer, nothing of ours failed.
+        debug(`${req.method} ${(req.url ?? '').split('?')[0]}: ${err.message}`);
+        res.destroy();
+        return;
+      }
       if (err instanceof HttpError) writeError(ctx, req, res, requestId, err);
       else {
         ctx.log(`internal error on ${req.method} ${(req.url ?? '').split('?')[0]}`, err);

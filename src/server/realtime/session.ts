@@ -263,9 +263,34 @@ export class Session implements SessionPort {
 
   // ------------------------------------------------------------ internals
 
+  /**
+   * The frames still to handle while one waits on the store (a ledger hold,
+   * a ticket's claim): handled one after the other, in arrival order.
+   */
+  #inbox: Promise<void> | undefined;
+
   #onMessage(data: RawData, isBinary: boolean): void {
     if (this.#phase === Phase.closing || this.#phase === Phase.closed) return;
     this.#armIdle();
+    if (this.#inbox) {
+      this.#await(this.#inbox.then(() => this.#receive(data, isBinary)));
+      return;
+    }
+    const pending = this.#receive(data, isBinary);
+    if (pending) this.#await(pending);
+  }
+
+  /** Later frames wait for `pending` (which never rejects). */
+  #await(pending: Promise<void>): void {
+    const inbox = pending.then(() => {
+      if (this.#inbox === inbox) this.#inbox = undefined;
+    });
+    this.#inbox = inbox;
+  }
+
+  /** Decode and dispatch one frame; a promise when it waits on the store. */
+  #receive(data: RawData, isBinary: boolean): Promise<void> | undefined {
+    if (this.#phase === Phase.closing || this.#phase === Phase.closed) return undefined;
     const authenticated = this.#phase === Phase.open;
     let event: ClientEvent;
     // The frame's own event_id once it decodes, so even a refusal of its
@@ -279,27 +304,32 @@ export class Session implements SessionPort {
       event = parseClientEvent(map);
     } catch (err) {
       this.fail(decodeFailure(err, !authenticated), replyTo);
-      return;
+      return undefined;
     }
-    try {
-      this.#dispatch(event);
-    } catch (err) {
+    const failed = (err: unknown) => {
+      if (this.#phase === Phase.closed) return;
       if (err instanceof RealtimeFailure) {
         this.fail(err, event.event_id);
         return;
       }
       this.ctx.log(`realtime: internal error on ${event.event}`, err);
       this.fail(new RealtimeFailure(ErrorCode.internalError, 'internal server error', { terminal: true, stage: event.event }), event.event_id);
+    };
+    try {
+      const pending = this.#dispatch(event);
+      return pending ? pending.catch(failed) : undefined;
+    } catch (err) {
+      failed(err);
+      return undefined;
     }
   }
 
-  #dispatch(event: ClientEvent): void {
+  #dispatch(event: ClientEvent): void | Promise<void> {
     if (this.#phase === Phase.authenticating) {
       if (event.event !== 'auth') {
         throw new RealtimeFailure(ErrorCode.authenticationRequired, 'authenticate first: send { event: "auth", token: <browser ticket> } (or connect with Authorization: Bearer)', { terminal: true, stage: 'auth' });
       }
-      this.#redeemTicket(event);
-      return;
+      return this.#redeemTicket(event);
     }
     if (event.event_id !== undefined) {
       if (this.#eventIds.has(event.event_id)) throw new RealtimeFailure(ErrorCode.invalidMessage, `duplicate event_id ${JSON.stringify(event.event_id)}; frame ignored`, { path: 'event_id', stage: event.event });
@@ -327,13 +357,14 @@ export class Session implements SessionPort {
       default:
         if (!this.#handler) throw new RealtimeFailure(ErrorCode.invalidState, `${event.event} before start: send start first`, { stage: event.event });
         if (!this.#handler.active) throw new RealtimeFailure(ErrorCode.invalidState, `${event.event} after the request ended`, { stage: event.event });
-        this.#handler.handle(event);
+        return this.#handler.handle(event);
     }
   }
 
-  #redeemTicket(event: AuthEvent): void {
-    const result = this.#services.tickets.redeem(event.token, this.#handshake.host, this.#handshake.origin);
+  async #redeemTicket(event: AuthEvent): Promise<void> {
+    const result = await this.#services.tickets.redeem(event.token, this.#handshake.host, this.#handshake.origin);
     if (typeof result === 'string') throw new RealtimeFailure(ErrorCode.authenticationFailed, `browser ticket refused: ${result}`, { terminal: true, stage: 'auth' });
+    if (this.#phase !== Phase.authenticating) return; // closed (or timed out) while it was redeemed
     this.#authenticated(result, event.event_id);
   }
 

@@ -124,7 +124,7 @@ async function cloneVoice(ctx: ServerContext, account: Account, request: CloneRe
   const language = languageOr400(fields.language);
   const voiceId = newVoiceId(ctx);
   const refId = `voice-clone:${voiceId}`;
-  holdOr402(ctx, account, 'credits', CLONE_CREDITS, refId, `voice clone ${voiceId}`);
+  await holdOr402(ctx, account, 'credits', CLONE_CREDITS, refId, `voice clone ${voiceId}`);
   try {
     const bytes = upload ?? (await fetchReferenceAudio(fields.audioUrl!, { allowPrivate: ctx.allowPrivateUrls }));
     const analysis = analyzeVoice(await decodeAudio(bytes, { ffmpeg: mediaToolsOf(ctx).ffmpeg }), language);
