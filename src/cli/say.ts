@@ -86,6 +86,10 @@ export interface SayJson {
   bytes: number;
   /** Audio bytes received from the service, in `format`. */
   audioBytes: number;
+  /** Audio bytes the service said the segments carry (no stream header), summed over the segments it said it for; null when it said it for none. */
+  expectedBytes: number | null;
+  /** Audio bytes of the segments received (no stream header): equal to `expectedBytes` wherever the service said it. */
+  receivedBytes: number;
   segments: number;
   ttfaMs: number | null;
   totalMs: number;
@@ -104,11 +108,29 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function openSink(speech: SpeechStream, out: string | undefined, io: Io): Promise<{ sink: Sink; where: string }> {
-  const { openFileSink, openPlaybackSink, StdoutSink } = await import('../sinks/index.js');
-  const info = await speech.open();
+/**
+ * The destination, opened at the first audio byte: its layout (a WAV
+ * header's rate, a player's) is then the audio's own, which SpeechStream
+ * decided from the audio, not what `ready` assumed before it (HTTP).
+ * `where()` names it (a fallback WAV file is known only once opened).
+ */
+async function openSink(speech: SpeechStream, out: string | undefined, io: Io): Promise<{ sink: Sink; where: () => string }> {
+  const { DeferredSink, StdoutSink } = await import('../sinks/index.js');
+  await speech.open();
+  if (out === '-') return { sink: new StdoutSink({ output: io.stdout as Writable }), where: () => '-' };
+  let where = out ?? 'speakers';
+  const sink = new DeferredSink(async () => {
+    const opened = await openDestination(speech, out, io);
+    where = opened.where;
+    return opened.sink;
+  });
+  return { sink, where: () => where };
+}
+
+async function openDestination(speech: SpeechStream, out: string | undefined, io: Io): Promise<{ sink: Sink; where: string }> {
+  const { openFileSink, openPlaybackSink } = await import('../sinks/index.js');
+  const info = speech.info!;
   const audio = { format: info.format, sampleRate: info.sampleRate, channels: info.channels, bitDepth: info.bitDepth };
-  if (out === '-') return { sink: new StdoutSink({ output: io.stdout as Writable }), where: '-' };
   if (out !== undefined) return { sink: openFileSink(out, audio), where: out };
   try {
     return { sink: await openPlaybackSink(audio), where: 'speakers' };
@@ -158,7 +180,7 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
     speech.on('warning', (w) => {
       if (w.code !== 'ignored_server_event') note(io, `warning ${w.code}: ${w.message}`);
     });
-    const { sink, where } = await openSink(speech, values.out, io);
+    const { sink, where: whereNow } = await openSink(speech, values.out, io);
     const input = incremental ? io.stdin : Readable.from([text!]);
     // Ctrl-C: stop speaking, let the sink finish (a WAV gets its sizes
     // patched to what was written), say what was kept, exit 130.
@@ -173,10 +195,12 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
       await speech.interrupt();
       const kept = await sink.done.catch(() => undefined);
       (input as Readable).destroy?.();
+      const where = whereNow();
       note(io, where === 'speakers' || where === '-' ? 'interrupted' : `interrupted; kept ${where} (${kept?.bytesIn ?? 0} bytes of audio)`);
       return ExitCode.interrupted;
     }
     await sink.done;
+    const where = whereNow();
     const s = speech.summary();
     if (s.segments.length === 0) {
       // `speak < /dev/null`: nothing was said; leave no empty file behind.
@@ -194,6 +218,8 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
         sampleRate: s.ready?.sampleRate ?? 0,
         bytes,
         audioBytes: s.bytes,
+        expectedBytes: s.segments.some((x) => x.expectedBytes !== undefined) ? s.segments.reduce((n, x) => n + (x.expectedBytes ?? 0), 0) : null,
+        receivedBytes: s.segments.reduce((n, x) => n + x.receivedBytes, 0),
         segments: s.segments.length,
         ttfaMs: s.waterfall.ttfaMs === undefined ? null : round(s.waterfall.ttfaMs),
         totalMs: round(performance.now() - started),

@@ -21,8 +21,8 @@
 import { randomUUID } from 'node:crypto';
 import { Duplex, Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { AbortError, VoxpipeError } from '../errors.js';
-import { CodeKind } from '../protocol/codes.js';
+import { AbortError, AudioIncompleteError, VoxpipeError } from '../errors.js';
+import { CodeKind, HttpAudioErrorCode, LocalErrorCode } from '../protocol/codes.js';
 import { frameBytes, pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import { probeEncodedLayout } from '../protocol/audio-probe.js';
 import { wavHeaderLength } from '../protocol/wav.js';
@@ -132,6 +132,8 @@ export interface SpeechStreamEventMap {
 
 /** One segment of the summary. */
 export type StreamSegmentResult = SegmentResult & {
+  /** Audio bytes of the segment the listener got, in the segment's own byte space (no stream header; since its last restart). */
+  receivedBytes: number;
   waterfall: SegmentWaterfall;
   /** Units of this segment charged again after a failover (see `rechargedUnits`); absent when none. */
   recharged?: number;
@@ -370,12 +372,25 @@ export class SpeechStream extends Duplex {
     );
   }
 
-  /** End the transport; on failure with a fallback, hand over what is left and end that one. */
+  /**
+   * End the transport; on failure with a fallback, hand over what is left
+   * and end that one. A transport retired meanwhile (a failover while it
+   * ended) says nothing of the stream: the current one is ended. Ended, every
+   * segment must have completed: one that did not is `audio_incomplete`.
+   */
   async #endTransport(): Promise<TransportSummary> {
     for (;;) {
+      const t = this.#transport;
       try {
-        return await this.#transport.end();
+        const summary = await t.end();
+        if (this.#handingOver) await this.#handingOver;
+        if (t !== this.#transport) continue;
+        const open = this.#segments.find((s) => !s.completed);
+        if (open) throw new VoxpipeError(LocalErrorCode.audioIncomplete, `segment ${open.segmentId} never completed (${open.spliceBytes} bytes of its audio received)`, { details: { segmentId: open.segmentId } });
+        return summary;
       } catch (err) {
+        if (this.#handingOver) await this.#handingOver.catch(() => false);
+        if (t !== this.#transport) continue;
         if (!(await this.#tryFailover(err))) throw err;
       }
     }
@@ -413,21 +428,39 @@ export class SpeechStream extends Duplex {
     state.waterfall.sentMs = this.#now();
     state.waterfall.transport = this.#transport.name;
     // Not awaited: the transport queues and paces; completion arrives by promise.
-    this.#transport.send({ segmentId: state.segmentId, text: state.text }).then(
-      (result) => this.#onCompleted(state, result),
-      (err: unknown) => this.#onSendFailed(err),
+    this.#sendTo(this.#transport, state);
+  }
+
+  /** Hand a segment to `t`; what `t` says of it counts only while `t` is the stream's transport (a retired one's word is void). */
+  #sendTo(t: SegmentTransport, state: SegmentState): void {
+    t.send({ segmentId: state.segmentId, text: state.text }).then(
+      (result) => {
+        if (t === this.#transport) this.#onCompleted(state, result);
+      },
+      (err: unknown) => {
+        if (t === this.#transport) this.#onSendFailed(err);
+      },
     );
   }
 
   #onCompleted(state: SegmentState, result: SegmentResult): void {
     if (state.completed) return;
+    // Every byte accounted for: less than the transport says the segment
+    // carries is a failure of that transport (a fallback generates the
+    // segment again and continues past what the listener has), never a
+    // silent success.
+    const expected = result.expectedBytes;
+    if (expected !== undefined && state.spliceBytes < expected) {
+      this.#onSendFailed(new AudioIncompleteError(state.segmentId, expected, state.spliceBytes, { requestId: this.#ready?.requestId, retryable: true }));
+      return;
+    }
     state.completed = true;
     state.waterfall.completedMs = this.#now();
     // Realtime results carry the wire-level times (performance.now() based).
     const wire = (result as { waterfall?: { sentMs?: number; inputAckMs?: number } }).waterfall;
     if (wire?.sentMs !== undefined) state.waterfall.wireSentMs = wire.sentMs - this.#t0;
     if (wire?.inputAckMs !== undefined) state.waterfall.inputAckMs = wire.inputAckMs - this.#t0;
-    const full: StreamSegmentResult = { ...result, audioBytes: state.emittedBytes, waterfall: state.waterfall, ...(state.recharged && { recharged: result.units }) };
+    const full: StreamSegmentResult = { ...result, audioBytes: state.emittedBytes, receivedBytes: state.spliceBytes, waterfall: state.waterfall, ...(state.recharged && { recharged: result.units }) };
     this.#results.push(full);
     this.#pendingChars = Math.max(0, this.#pendingChars - state.text.length);
     this.emit('segment', full);
@@ -461,10 +494,7 @@ export class SpeechStream extends Duplex {
       for (const s of pending) {
         s.attemptBytes = 0;
         s.waterfall.transport = next.name;
-        next.send({ segmentId: s.segmentId, text: s.text }).then(
-          (result) => this.#onCompleted(s, result),
-          (e: unknown) => this.#onSendFailed(e),
-        );
+        this.#sendTo(next, s);
       }
       return true;
     })().finally(() => {
@@ -506,11 +536,9 @@ export class SpeechStream extends Duplex {
       this.#waterfall.ttfaMs = this.#waterfall.firstAudioMs - from;
       this.emit('first-audio', { ttfaMs: this.#waterfall.ttfaMs });
     }
-    this.#checkLayout(chunk);
+    if (!this.#checkLayout(chunk)) return;
     this.#bytes += data.length;
-    const ready = this.#ready;
-    const relabel = ready !== undefined && (chunk.sampleRate !== ready.sampleRate || chunk.channels !== ready.channels);
-    const out = data === chunk.data && !relabel ? chunk : { ...chunk, data, ...(relabel && { sampleRate: ready.sampleRate, channels: ready.channels }) };
+    const out = data === chunk.data ? chunk : { ...chunk, data };
     if (this.#chunkMode) {
       this.#chunkMode.queue.push(out);
       this.#chunkMode.bytes += data.length;
@@ -523,17 +551,28 @@ export class SpeechStream extends Duplex {
   }
 
   /**
-   * The first audio of an encoded format says its own layout; where `ready`
-   * had only a default (a deployment need not send PCM metadata for mp3 or
-   * opus), the stream's word wins, for `summary().ready` and the chunks.
+   * The layout is what the audio says, decided at the first audio: for pcm
+   * and wav the layout the transport read from the audio itself (realtime
+   * `audio`, a WAV header, a Content-Type's parameters), for mp3 and opus
+   * the first frame's header. `ready` may only have announced an assumption
+   * (HTTP knows nothing before the audio; a deployment need not send PCM
+   * metadata for mp3 or opus): the audio's word wins, for `info`,
+   * `summary().ready` and so for a file's header. PCM whose layout changes
+   * mid-stream cannot be one stream: `pcm_layout_changed`.
    */
-  #checkLayout(chunk: AudioChunk): void {
-    if (this.#layoutChecked || chunk.data.length === 0) return;
-    this.#layoutChecked = true;
-    const layout = probeEncodedLayout(chunk.format, chunk.data);
-    if (layout && this.#ready && (layout.sampleRate !== this.#ready.sampleRate || layout.channels !== this.#ready.channels)) {
-      this.#ready = { ...this.#ready, sampleRate: layout.sampleRate, channels: layout.channels };
+  #checkLayout(chunk: AudioChunk): boolean {
+    if (chunk.data.length === 0) return true;
+    const pcm = chunk.format === 'pcm' || chunk.format === 'wav';
+    if (this.#layoutChecked) {
+      const ready = this.#ready;
+      if (!pcm || !ready || (chunk.sampleRate === ready.sampleRate && chunk.channels === ready.channels && chunk.bitDepth === ready.bitDepth)) return true;
+      this.#fail(new VoxpipeError(HttpAudioErrorCode.layoutChanged, `segment ${chunk.segmentId}: audio is ${chunk.sampleRate} Hz x${chunk.channels}, the stream is ${ready.sampleRate} Hz x${ready.channels}`));
+      return false;
     }
+    this.#layoutChecked = true;
+    const layout = pcm ? { sampleRate: chunk.sampleRate, channels: chunk.channels, bitDepth: chunk.bitDepth } : probeEncodedLayout(chunk.format, chunk.data);
+    if (layout && this.#ready) this.#ready = { ...this.#ready, ...layout };
+    return true;
   }
 
   #markRead(chunk: AudioChunk): void {
