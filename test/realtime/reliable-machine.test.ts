@@ -345,6 +345,18 @@ describe('status branches after a failure', () => {
     expect(emitted(calls, 'finished')).toHaveLength(1);
   });
 
+  it('completed without audio for a segment whose manifest count exceeds what was emitted: audio_incomplete, not a finish', () => {
+    const h = droppedNearTheEnd();
+    const segments = [
+      { segment_id: 's1', index: 0, state: 'completed' as const, characters: 4, units: 4, audio_bytes: 2 },
+      { segment_id: 's2', index: 1, state: 'completed' as const, characters: 4, units: 4, audio_bytes: 6 },
+    ];
+    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('completed', segments) } });
+    const calls = h.port.take();
+    expect(emitted(calls, 'failed')[0]!.error).toMatchObject({ code: 'audio_incomplete', segmentId: 's2', missing: { from: 2, to: 6 } });
+    expect(emitted(calls, 'finished')).toEqual([]);
+  });
+
   it('completed before the user ended: a later segment fails with request_completed', () => {
     const h = harness().run();
     h.queue('s1', 'One.').frame(ev.ack(1)).frame(ev.accepted('s1')).frame(ev.audio('s1', [1]));

@@ -135,6 +135,8 @@ interface ManifestItem {
   /** Where its audio is; `undefined`: complete it with what was emitted. */
   url: string | undefined;
   units: number;
+  /** Audio bytes the manifest says the segment carries, when it says. */
+  audioBytes: number | undefined;
 }
 
 /** What to do once the manifest's audio is recovered. */
@@ -815,7 +817,7 @@ export class ReliableMachine {
         this.#startTimer(TimerId.statusPoll, backoffDelayMs(this.#statusPolls, this.#backoff, this.#port.random()));
         return;
       case 'recover':
-        this.#manifestQueue = action.items.map((item) => ({ entry: this.#journal.get(item.segmentId)!, url: item.url, units: item.units }));
+        this.#manifestQueue = action.items.map((item) => ({ entry: this.#journal.get(item.segmentId)!, url: item.url, units: item.units, audioBytes: item.audioBytes }));
         this.#afterRecovery = action.after;
         this.#phase = Phase.recovering;
         this.#nextManifestItem();
@@ -832,6 +834,11 @@ export class ReliableMachine {
         return;
       }
       this.#manifestQueue.shift();
+      const entry = item.entry;
+      if (item.audioBytes !== undefined && entry.emittedBytes + entry.headerBytes < item.audioBytes) {
+        this.#fail(new AudioIncompleteError(entry.segmentId, item.audioBytes, entry.emittedBytes, { requestId: this.requestId, why: 'the completed request offers no audio for it' }));
+        return;
+      }
       this.#port.emit({
         type: 'warning',
         code: MachineWarning.audioUnavailable,
