@@ -97,6 +97,10 @@ export interface SayJson {
   audioBytes: number;
   /** Length of the audio delivered, where the format says it (pcm, wav); else null. */
   durationMs: number | null;
+  /** Audio bytes the service said the segments carry (no stream header), summed over the segments it said it for; null when it said it for none. */
+  expectedBytes: number | null;
+  /** Audio bytes of the segments received (no stream header): equal to `expectedBytes` wherever the service said it. */
+  receivedBytes: number;
   segments: number;
   ttfaMs: number | null;
   totalMs: number;
@@ -126,7 +130,32 @@ function stdoutLayout(info: ReadyInfo, rawAsked: boolean): { header?: Uint8Array
   return { line: `standard output: ${info.format === 'mp3' ? 'MP3' : 'Ogg Opus'} (${info.sampleRate} Hz, ${info.channels === 1 ? 'mono' : `${info.channels} channels`})` };
 }
 
-async function openSink(info: ReadyInfo, out: string | undefined, io: Io, rawAsked: boolean): Promise<{ sink: Sink; where: string }> {
+/** What opens the destination: the speech (a SpeechStream, or several in a row), whose `info` is the audio's own layout once audio arrived. */
+interface Opened {
+  open(): Promise<ReadyInfo>;
+  readonly info: ReadyInfo | undefined;
+}
+
+/**
+ * The destination, opened at the first audio byte: its layout (a WAV
+ * header's rate, a player's, the stdout header and note) is then the
+ * audio's own, which SpeechStream decided from the audio, not what `ready`
+ * assumed before it (HTTP). `where()` names it (a fallback WAV file is
+ * known only once opened).
+ */
+async function openSink(speech: Opened, out: string | undefined, io: Io, rawAsked: boolean): Promise<{ sink: Sink; where: () => string }> {
+  const { DeferredSink } = await import('../sinks/index.js');
+  await speech.open();
+  let where = out ?? 'speakers';
+  const sink = new DeferredSink(async () => {
+    const opened = await openDestination(speech.info!, out, io, rawAsked);
+    where = opened.where;
+    return opened.sink;
+  });
+  return { sink, where: () => where };
+}
+
+async function openDestination(info: ReadyInfo, out: string | undefined, io: Io, rawAsked: boolean): Promise<{ sink: Sink; where: string }> {
   const { openFileSink, openPlaybackSink, StdoutSink } = await import('../sinks/index.js');
   const audio = { format: info.format, sampleRate: info.sampleRate, channels: info.channels, bitDepth: info.bitDepth };
   if (out === '-') {
@@ -205,15 +234,17 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
       },
       ...(partUnits !== undefined && { partUnits }),
     });
-    const info = await speech.open();
-    const { sink, where } = await openSink(info, values.out, io, values.format === 'pcm');
-    const isFile = where !== 'speakers' && where !== '-';
+    const ready = await speech.open();
+    const { sink, where: whereNow } = await openSink(speech, values.out, io, values.format === 'pcm');
+    // The layout of the audio: the first audio's own once it arrived, else what `ready` said.
+    const layout = (): ReadyInfo => speech.info ?? ready;
+    const isFile = (): boolean => whereNow() !== 'speakers' && whereNow() !== '-';
     const input = incremental ? io.stdin : Readable.from([text!]);
     // Audio handed to the sink, for the notes of a run that stops part-way.
     let delivered = 0;
     const counter = new PassThrough();
     counter.on('data', (chunk: Buffer) => (delivered += chunk.length));
-    const progress = startProgress(io, () => ({ parts: speech.parts, segments: speech.summary().segments.length, seconds: info.format === 'pcm' || info.format === 'wav' ? pcmDurationMs(delivered, info) / 1000 : undefined, sent: speech.summary().charactersSent }), text?.length);
+    const progress = startProgress(io, () => ({ parts: speech.parts, segments: speech.summary().segments.length, seconds: layout().format === 'pcm' || layout().format === 'wav' ? pcmDurationMs(delivered, layout()) / 1000 : undefined, sent: speech.summary().charactersSent }), text?.length);
     // Ctrl-C: stop speaking, let the sink finish (a WAV gets its sizes
     // patched to what was written), say what was kept, exit 130.
     let stopListening: (() => void) | undefined;
@@ -230,9 +261,9 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
     } catch (err) {
       // Failed part-way: say what the file holds (a WAV's sizes are patched by its sink).
       await sink.done.catch(() => undefined);
-      if (isFile && delivered > 0) {
+      if (isFile() && delivered > 0) {
         const s = speech.summary();
-        note(io, `stopped part-way: ${await keptNote(where, delivered, info)}: the first ${s.segments.length} segments (${s.units} of ${text?.length ?? s.charactersSent} characters)`);
+        note(io, `stopped part-way: ${await keptNote(whereNow(), delivered, layout())}: the first ${s.segments.length} segments (${s.units} of ${text?.length ?? s.charactersSent} characters)`);
       }
       throw err;
     }
@@ -241,17 +272,18 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
       await speech.interrupt();
       await sink.done.catch(() => undefined);
       (input as Readable).destroy?.();
-      note(io, isFile ? `interrupted; ${await keptNote(where, delivered, info)}` : 'interrupted');
+      note(io, isFile() ? `interrupted; ${await keptNote(whereNow(), delivered, layout())}` : 'interrupted');
       return ExitCode.interrupted;
     }
     await sink.done;
+    const where = whereNow();
     const s = speech.summary();
     if (s.segments.length === 0) {
       // `speak < /dev/null`: nothing was said; leave no empty file behind.
-      if (isFile) await rm(where, { force: true });
+      if (isFile()) await rm(where, { force: true });
       throw new UsageError('nothing to say: standard input was empty');
     }
-    const bytes = isFile ? (await stat(where)).size : s.bytes;
+    const bytes = isFile() ? (await stat(where)).size : s.bytes;
     if (values.json) {
       const line: SayJson = {
         requestId: s.requestId,
@@ -262,7 +294,9 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
         sampleRate: s.ready?.sampleRate ?? 0,
         bytes,
         audioBytes: s.bytes,
-        durationMs: info.format === 'pcm' || info.format === 'wav' ? round(pcmDurationMs(delivered, info)) : null,
+        durationMs: layout().format === 'pcm' || layout().format === 'wav' ? round(pcmDurationMs(delivered, layout())) : null,
+        expectedBytes: s.segments.some((x) => x.expectedBytes !== undefined) ? s.segments.reduce((n, x) => n + (x.expectedBytes ?? 0), 0) : null,
+        receivedBytes: s.segments.reduce((n, x) => n + x.receivedBytes, 0),
         segments: s.segments.length,
         ttfaMs: s.waterfall.ttfaMs === undefined ? null : round(s.waterfall.ttfaMs),
         totalMs: round(performance.now() - started),
@@ -274,10 +308,10 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
       };
       // Standard output carries the audio with --out -: the summary goes to standard error then.
       (where === '-' ? io.stderr : io.stdout).write(`${JSON.stringify(line)}\n`);
-    } else if (isFile) {
+    } else if (isFile()) {
       const segments = s.segments.length === 1 ? '1 segment' : `${s.segments.length} segments`;
       const requests = s.requestIds.length > 1 ? `, ${s.requestIds.length} requests` : '';
-      const seconds = secondsOf(delivered, info);
+      const seconds = secondsOf(delivered, layout());
       note(io, `wrote ${where} (${bytes} bytes; ${s.bytes} bytes of ${s.ready?.format ?? format} audio${seconds ? `, ${seconds}` : ''}, ${segments}${requests})`);
     }
     return ExitCode.ok;

@@ -99,6 +99,8 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   #inputs = 0;
   #requestChars = 0;
   #audioBytes = 0;
+  /** An `audio_sequence_gap` warning was given (once: numbering may legally skip). */
+  #gapReported = false;
   #units = 0;
   #eventCounter = 0;
   readonly #sendWaiters: Waiter<SegmentResult>[] = [];
@@ -282,6 +284,8 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
       case 'audio': {
         if (!this.#ready || this.#phase === Phase.failed) return;
         const verdict = this.#order.push(event.segment_id, event.sequence, event);
+        if (verdict.duplicate) this.emit('warning', { code: 'audio_repeat', message: `dropped a repeat of audio sequence ${event.sequence} of segment ${event.segment_id}` });
+        if (verdict.late) this.emit('warning', { code: 'audio_late', message: `audio sequence ${event.sequence} of segment ${event.segment_id} came after later audio was emitted; it was left out` });
         this.#reportGaps(verdict.gaps);
         for (const frame of verdict.release) this.#emitAudio(frame);
         return;
@@ -329,7 +333,9 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   }
 
   #reportGaps(gaps: readonly SequenceGap[]): void {
-    if (gaps.length > 0) this.emit('warning', { code: 'audio_sequence_gap', message: `audio sequence ${describeGaps(gaps)} never arrived; the audio around it was emitted without it` });
+    if (gaps.length === 0 || this.#gapReported) return;
+    this.#gapReported = true;
+    this.emit('warning', { code: 'audio_sequence_gap', message: `audio sequence ${describeGaps(gaps)} skipped (never arrived in order)` });
   }
 
   #onClose(info: CloseInfo): void {

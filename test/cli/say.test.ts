@@ -205,3 +205,24 @@ describe('embedded default', () => {
     expect(seconds).toBeLessThan(4);
   });
 });
+
+describe('the layout is what the audio says (issue 24)', () => {
+  // espeak speaks at 22,050 Hz; the HTTP transports can know it only from the audio (its WAV header or Content-Type).
+  it.skipIf(!hasEspeak).each(['sync', 'compat', 'async'])('--transport %s --format pcm --out x.wav on the minimal dialect: the file header carries the audio\'s rate', async (transport) => {
+    const espeak = await startServer({ engine: 'espeak', dialect: 'minimal', accounts: [{ apiKey: KEY, userId: 'u1' }] });
+    try {
+      const out = join(dir, `layout-${transport}.wav`);
+      const io = fakeIo({ VOXPIPE_BASE_URL: espeak.baseUrl, VOXPIPE_API_KEY: KEY });
+      expect(await main(['say', 'What rate is this?', '--format', 'pcm', '--transport', transport, '--out', out, '--json'], io)).toBe(0);
+      expect(io.err()).not.toContain('pcm_layout');
+      const summary = JSON.parse(io.out());
+      const file = await readFile(out);
+      expect(file.readUInt32LE(24)).toBe(22_050);
+      expect(summary).toMatchObject({ sampleRate: 22_050, transport });
+      expect(summary.receivedBytes).toBe(summary.audioBytes);
+      if (summary.expectedBytes !== null) expect(summary.expectedBytes).toBe(summary.receivedBytes);
+    } finally {
+      await espeak.close();
+    }
+  });
+});

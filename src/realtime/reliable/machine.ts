@@ -33,7 +33,7 @@
  *   at once, as a quiet server does (a stall): status read, then resume, at
  *   most `maxStallResumes` times until a segment completes on the wire.
  */
-import { ConnectionError, ProtocolError, RealtimeServerError, ResumeError, TimeoutError, type VoxpipeError } from '../../errors.js';
+import { AudioIncompleteError, ConnectionError, ProtocolError, RealtimeServerError, ResumeError, TimeoutError, type VoxpipeError } from '../../errors.js';
 import { AudioFormat } from '../../protocol/audio.js';
 import { CloseCode, FinishReason, isRecoverableClose, Mode, RequestState } from '../../protocol/constants.js';
 import type {
@@ -105,12 +105,14 @@ export { ResumeErrorCode } from './types.js';
 export const MachineWarning = {
   /** A completed request's manifest has no audio for a segment whose audio was not all emitted. */
   audioUnavailable: 'audio_unavailable',
-  /** A segment completed with fewer audio bytes emitted than the service reports. */
-  audioGap: 'audio_gap',
   /** Audio for a segment this request never queued, or already completed: dropped. */
   unexpectedAudio: 'unexpected_audio',
-  /** `audio` sequences that never arrived within the reorder window: the audio around them was emitted without them. */
+  /** `audio` sequences skipped over within the reorder window (legal numbering may skip; the segment's byte count says whether audio is missing). */
   audioSequenceGap: 'audio_sequence_gap',
+  /** A repeated `audio` frame (same segment, same sequence on one connection): dropped. */
+  audioRepeat: 'audio_repeat',
+  /** An `audio` frame that came after a later one of its segment was emitted: left out. */
+  audioLate: 'audio_late',
 } as const;
 
 export { defaultPartialPolicy };
@@ -129,6 +131,10 @@ interface ConnectionState {
   audioFrames: number;
   /** Puts this connection's `audio` frames back in `sequence` order. */
   order: AudioOrder<AudioEvent>;
+  /** An `audio_sequence_gap` warning was given on this connection. */
+  gapReported?: boolean;
+  /** Segments whose audio was released past skipped sequences on this connection. */
+  skippedPast: Set<string>;
 }
 
 interface ManifestItem {
@@ -136,6 +142,8 @@ interface ManifestItem {
   /** Where its audio is; `undefined`: complete it with what was emitted. */
   url: string | undefined;
   units: number;
+  /** Audio bytes the manifest says the segment carries, when it says. */
+  audioBytes: number | undefined;
 }
 
 /** What to do once the manifest's audio is recovered. */
@@ -383,7 +391,10 @@ export class ReliableMachine {
 
   #connect(retryFailed: boolean): void {
     this.#phase = Phase.connecting;
-    this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, audioFrames: 0, order: new AudioOrder(this.#reorderWindowFrames, retryFailed ? undefined : 1) };
+    // A deployment may count audio across the whole request: a new connection is expected to go on from the last one.
+    const last = this.#conn?.order.highest;
+    const order = new AudioOrder<AudioEvent>(this.#reorderWindowFrames, last === undefined ? 1 : last + 1);
+    this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, audioFrames: 0, order, skippedPast: new Set() };
     this.#port.openTransport();
   }
 
@@ -469,13 +480,14 @@ export class ReliableMachine {
         const entry = this.#journal.get(event.segment_id);
         if (!entry || entry.completed) return;
         this.#advance();
+        if (event.audio_bytes !== undefined) entry.statedBytes = event.audio_bytes;
         this.#port.emit({
           type: 'usage',
           segmentId: event.segment_id,
           segmentUnits: event.segment_units,
           sessionUnits: event.session_units,
           quotaRemaining: event.quota_remaining,
-          audioBytes: event.audio_bytes,
+          ...(event.audio_bytes !== undefined && { audioBytes: event.audio_bytes }),
         });
         return;
       }
@@ -572,23 +584,36 @@ export class ReliableMachine {
       this.#stall(new ProtocolError('invalid_server_frame', `segment_completed for ${what} (${awaited})`, 'segment_id', { retryable: true, requestId: this.requestId }));
       return;
     }
+    // The bytes the server says the segment carries: `segment_completed`'s, else its `usage`'s.
+    const expected = event.audio_bytes ?? entry?.statedBytes;
+    if (entry && expected !== undefined && this.#short(conn, entry, expected)) return;
     this.#drainAudio(event.segment_id);
     conn.flushOutstanding = undefined;
     this.#stalls = 0; // the server completes segments on the wire again
-    if (entry) {
-      // A re-flushed segment the service had completed comes back without
-      // audio; if the listener missed its tail, say so.
-      const headerSlack = this.#ready?.format === AudioFormat.wav ? 64 : 0;
-      if (entry.receivedBytes === 0 && event.audio_bytes > entry.emittedBytes + headerSlack) {
-        this.#port.emit({
-          type: 'warning',
-          code: MachineWarning.audioGap,
-          message: `segment ${entry.segmentId}: ${event.audio_bytes - entry.emittedBytes} bytes of audio were lost and cannot be recovered`,
-        });
-      }
-      this.#complete(entry, event.units);
-    }
+    if (entry) this.#complete(entry, event.units, expected);
     this.#pump();
+  }
+
+  /**
+   * Every byte accounted for: a completed segment's audio against the bytes
+   * the server says it carries (a stream header it may count in). Short
+   * while nothing past the hole reached the listener: a new attempt at the
+   * segment (resume; a completed segment's stored audio comes from the
+   * manifest), the held frames dropped. Short otherwise (audio past a hole
+   * already emitted, or a completion that brings no audio): `audio_incomplete`.
+   */
+  #short(conn: ConnectionState, entry: JournalEntry, expected: number): boolean {
+    const held = conn.order.heldOf(entry.segmentId).reduce((n, e) => n + e.audio.byteLength, 0);
+    const onConnection = entry.receivedBytes + held;
+    const have = Math.max(onConnection, entry.emittedBytes);
+    if (have + entry.headerBytes >= expected) return false;
+    if (onConnection > 0 && !conn.skippedPast.has(entry.segmentId)) {
+      conn.order.discardSegment(entry.segmentId);
+      this.#retry(new AudioIncompleteError(entry.segmentId, expected, have, { requestId: this.requestId, retryable: true, why: 'asking for it again' }));
+    } else {
+      this.#fail(new AudioIncompleteError(entry.segmentId, expected, have, { requestId: this.requestId, why: onConnection > 0 ? 'audio after the hole was already emitted' : 'the service completed it without sending the rest' }));
+    }
+    return true;
   }
 
   #onErrorEvent(event: ErrorEvent): void {
@@ -629,7 +654,7 @@ export class ReliableMachine {
     if (!conn) return;
     const entry = this.#journal.get(event.segment_id);
     if (entry && !entry.completed) this.#advance();
-    this.#releaseOrdered(conn, conn.order.push(event.segment_id, event.sequence, event));
+    this.#releaseOrdered(conn, conn.order.push(event.segment_id, event.sequence, event), event);
   }
 
   /** Release the frames held behind a missing sequence: of one segment when it completed, else of all. */
@@ -639,17 +664,27 @@ export class ReliableMachine {
     this.#releaseOrdered(conn, segmentId === undefined ? conn.order.drainAll() : conn.order.drainSegment(segmentId));
   }
 
-  #releaseOrdered(conn: ConnectionState, verdict: SequenceVerdict<AudioEvent>): void {
+  #releaseOrdered(conn: ConnectionState, verdict: SequenceVerdict<AudioEvent>, event?: AudioEvent): void {
+    if (event && verdict.duplicate) {
+      this.#port.emit({ type: 'warning', code: MachineWarning.audioRepeat, message: `dropped a repeat of audio sequence ${event.sequence} of segment ${event.segment_id}` });
+    }
+    if (event && verdict.late) {
+      this.#port.emit({ type: 'warning', code: MachineWarning.audioLate, message: `audio sequence ${event.sequence} of segment ${event.segment_id} came after later audio was emitted; it was left out` });
+    }
     this.#reportGaps(verdict.gaps);
+    // Audio released past skipped sequences: a hole before it cannot be filled in by a new attempt.
+    if (verdict.gaps.length > 0) for (const frame of verdict.release) conn.skippedPast.add(frame.segment_id);
     for (const frame of verdict.release) this.#onOrderedAudio(conn, frame);
   }
 
   #reportGaps(gaps: readonly SequenceGap[]): void {
-    if (gaps.length === 0) return;
+    // Numbering may legally skip: said once a connection; the byte count of each segment says whether audio is missing.
+    if (gaps.length === 0 || !this.#conn || this.#conn.gapReported) return;
+    this.#conn.gapReported = true;
     this.#port.emit({
       type: 'warning',
       code: MachineWarning.audioSequenceGap,
-      message: `audio sequence ${describeGaps(gaps)} never arrived; the audio around it was emitted without it`,
+      message: `audio sequence ${describeGaps(gaps)} skipped (never arrived in order)`,
     });
   }
 
@@ -683,6 +718,7 @@ export class ReliableMachine {
     if (this.#ready?.format !== AudioFormat.wav) return payload;
     const headerBytes = wavHeaderLength(payload);
     if (headerBytes === undefined) return payload;
+    entry.headerBytes = headerBytes;
     if (!this.#headerEmitted) this.#emitHeader(entry, payload.subarray(0, headerBytes));
     return payload.subarray(headerBytes);
   }
@@ -748,12 +784,13 @@ export class ReliableMachine {
     this.#pump();
   }
 
-  #complete(entry: JournalEntry, units: number): void {
+  #complete(entry: JournalEntry, units: number, expectedBytes?: number): void {
     this.#progressMade();
     entry.state = SegmentState.completed;
     entry.units = units;
     this.#mark(entry, WaterfallStage.completed);
-    this.#port.emit({ type: 'segment-completed', result: { segmentId: entry.segmentId, units, audioBytes: entry.outputBytes } });
+    const expected = expectedBytes === undefined ? {} : { expectedBytes: Math.max(0, expectedBytes - entry.headerBytes) };
+    this.#port.emit({ type: 'segment-completed', result: { segmentId: entry.segmentId, units, audioBytes: entry.outputBytes, ...expected } });
   }
 
   // ---------------------------------------------------------------- recovery
@@ -786,6 +823,10 @@ export class ReliableMachine {
 
   /** A recovery ends: `retries_exhausted`, saying how many attempts were made. */
   #giveUp(error: VoxpipeError, attempts: number, what: string): void {
+    if (error instanceof AudioIncompleteError) {
+      this.#fail(new AudioIncompleteError(error.segmentId, error.expectedBytes, error.receivedBytes, { cause: error, requestId: this.requestId, why: `still short after ${attempts} attempts` }));
+      return;
+    }
     const message = `gave up after ${attempts} attempts ${what}: ${error.message}`;
     const options = { cause: error, requestId: this.requestId, details: { lastCode: error.code, attempts } };
     // A server that stopped answering ends in a TimeoutError, anything else in retries_exhausted.
@@ -881,7 +922,7 @@ export class ReliableMachine {
         this.#startTimer(TimerId.statusPoll, backoffDelayMs(this.#statusPolls, this.#backoff, this.#port.random()));
         return;
       case 'recover':
-        this.#manifestQueue = action.items.map((item) => ({ entry: this.#journal.get(item.segmentId)!, url: item.url, units: item.units }));
+        this.#manifestQueue = action.items.map((item) => ({ entry: this.#journal.get(item.segmentId)!, url: item.url, units: item.units, audioBytes: item.audioBytes }));
         this.#afterRecovery = action.after;
         this.#phase = Phase.recovering;
         this.#nextManifestItem();
@@ -898,6 +939,11 @@ export class ReliableMachine {
         return;
       }
       this.#manifestQueue.shift();
+      const entry = item.entry;
+      if (item.audioBytes !== undefined && entry.emittedBytes + entry.headerBytes < item.audioBytes) {
+        this.#fail(new AudioIncompleteError(entry.segmentId, item.audioBytes, entry.emittedBytes, { requestId: this.requestId, why: 'the completed request offers no audio for it' }));
+        return;
+      }
       this.#port.emit({
         type: 'warning',
         code: MachineWarning.audioUnavailable,

@@ -308,8 +308,8 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
     this.emit('audio', chunk);
   }
 
-  #result(segmentId: string, units: number, audioBytes: number): RealtimeSegmentResult {
-    return { segmentId, units, audioBytes, transport: TransportName.realtime, waterfall: this.#waterfalls.get(segmentId) ?? {} };
+  #result(segmentId: string, units: number, audioBytes: number, expectedBytes?: number): RealtimeSegmentResult {
+    return { segmentId, units, audioBytes, ...(expectedBytes !== undefined && { expectedBytes }), transport: TransportName.realtime, waterfall: this.#waterfalls.get(segmentId) ?? {} };
   }
 
   #buildSummary(): ReliableSummary {
@@ -320,7 +320,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
       retries: s.retries,
       resumed: s.resumed,
       statusReads: s.statusReads,
-      segments: s.segments.map((r) => this.#result(r.segmentId, r.units, r.audioBytes)),
+      segments: s.segments.map((r) => this.#result(r.segmentId, r.units, r.audioBytes, r.expectedBytes)),
       timings: { ...this.#timings },
     };
   }
@@ -343,7 +343,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
         this.emit('segment-accepted', event.segmentId);
         return;
       case 'segment-completed': {
-        const result = this.#result(event.result.segmentId, event.result.units, event.result.audioBytes);
+        const result = this.#result(event.result.segmentId, event.result.units, event.result.audioBytes, event.result.expectedBytes);
         this.emit('segment-completed', result);
         this.#sendWaiters.get(result.segmentId)?.resolve(result);
         this.#sendWaiters.delete(result.segmentId);
@@ -355,7 +355,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
           segmentUnits: event.segmentUnits,
           sessionUnits: event.sessionUnits,
           quotaRemaining: event.quotaRemaining,
-          audioBytes: event.audioBytes,
+          ...(event.audioBytes !== undefined && { audioBytes: event.audioBytes }),
         });
         return;
       case 'warning':

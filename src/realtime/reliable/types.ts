@@ -108,6 +108,8 @@ export interface MachineSegmentResult {
   units: number;
   /** Bytes emitted for the segment, including a WAV stream header and, under `restart`, repeated bytes. */
   audioBytes: number;
+  /** Audio bytes the server says the segment carries (no stream header); absent when it does not say. */
+  expectedBytes?: number;
 }
 
 /** What the machine reports to the session. */
@@ -117,7 +119,7 @@ export type MachineEvent =
   | { type: 'retry'; attempt: number; error: VoxpipeError; delayMs: number }
   | { type: 'segment-accepted'; segmentId: string }
   | { type: 'segment-completed'; result: MachineSegmentResult }
-  | { type: 'usage'; segmentId: string; segmentUnits: number; sessionUnits: number; quotaRemaining: number; audioBytes: number }
+  | { type: 'usage'; segmentId: string; segmentUnits: number; sessionUnits: number; quotaRemaining: number; audioBytes?: number }
   | { type: 'warning'; code: string; message: string }
   | { type: 'discontinuity'; segmentId: string; droppedBytes: number }
   | { type: 'mark'; segmentId: string; stage: WaterfallStage }
