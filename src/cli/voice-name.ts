@@ -7,7 +7,12 @@ import { VoxpipeError } from '../errors.js';
 import type { ServiceConfig } from '../config.js';
 
 /** How a name was read: `voice_not_found` (none) or `invalid_arguments` (several, listed). */
+/** The shape of a voice UUID. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export async function resolveVoice(config: ServiceConfig, given: string): Promise<string> {
+  // A UUID is an id (public voices have them, spec 4.10): no list to read, no request spent.
+  if (UUID.test(given)) return given;
   const { listVoices } = await import('../discovery.js');
   // A deployment without a voices route: pass what was given on, and let the service say.
   const voices = await listVoices(config).catch(() => []);

@@ -88,7 +88,8 @@ describe('voxpipe jobs', () => {
         expect(await main(['jobs', 'create', 'Text.', '--voice', 'v1', '--out', out, '--interval-ms', '10'], io)).toBe(1);
         const code = 'error_code' in failure ? failure.error_code : failure.error.code;
         expect(io.err()).toMatch(new RegExp(`^voxpipe: error ${code}: task job-1 failed: `, 'm'));
-        expect(fake.requests.map((r) => r.url).filter((u) => !u.startsWith('/api/open/v1/speech/tts/jobs'))).toEqual([]);
+        // The job's routes, and the voice list `--voice v1` is looked up in (a name or an id): never an audio route.
+        expect(fake.requests.map((r) => r.url).filter((u) => !u.startsWith('/api/open/v1/speech/tts/jobs') && !u.startsWith('/api/open/v1/voices'))).toEqual([]);
         expect(await exists(out)).toBe(false);
 
         const dl = fakeIo({ VOXPIPE_BASE_URL: fake.baseUrl, VOXPIPE_API_KEY: 'sk-fake-jobs-key' });
