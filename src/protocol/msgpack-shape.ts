@@ -43,6 +43,10 @@ function isProtoKey(bytes: Uint8Array, start: number, end: number): boolean {
   return true;
 }
 
+/** Big-endian lengths read from the bytes (no DataView to allocate per frame; `need` checked the bounds). */
+const u16 = (b: Uint8Array, at: number): number => (b[at]! << 8) | b[at + 1]!;
+const u32 = (b: Uint8Array, at: number): number => b[at]! * 0x1000000 + ((b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!);
+
 /** What `inspectShape` learnt about a frame. */
 export interface ShapeReport {
   /** The first problem found, or null. `not_a_map` is only reported for a well-formed frame. */
@@ -69,7 +73,6 @@ export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Nu
   if (bytes.length === 0) return fail('truncated');
   const first = bytes[0]!;
   const isMap = (first >= 0x80 && first <= 0x8f) || first === 0xde || first === 0xdf;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let pos = 0;
   // Values still to read at each open container level, and whether it is a map.
   const pending: number[] = [1];
@@ -115,11 +118,11 @@ export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Nu
     else {
       switch (b) {
         case 0xc4: case 0xd9: if (!need(1)) return fail('truncated'); skip = bytes[pos]!; pos += 1; str = b === 0xd9; break;
-        case 0xc5: case 0xda: if (!need(2)) return fail('truncated'); skip = view.getUint16(pos); pos += 2; str = b === 0xda; break;
-        case 0xc6: case 0xdb: if (!need(4)) return fail('truncated'); skip = view.getUint32(pos); pos += 4; str = b === 0xdb; break;
+        case 0xc5: case 0xda: if (!need(2)) return fail('truncated'); skip = u16(bytes, pos); pos += 2; str = b === 0xda; break;
+        case 0xc6: case 0xdb: if (!need(4)) return fail('truncated'); skip = u32(bytes, pos); pos += 4; str = b === 0xdb; break;
         case 0xc7: if (!need(2)) return fail('truncated'); skip = bytes[pos]! + 1; pos += 1; break;
-        case 0xc8: if (!need(3)) return fail('truncated'); skip = view.getUint16(pos) + 1; pos += 2; break;
-        case 0xc9: if (!need(5)) return fail('truncated'); skip = view.getUint32(pos) + 1; pos += 4; break;
+        case 0xc8: if (!need(3)) return fail('truncated'); skip = u16(bytes, pos) + 1; pos += 2; break;
+        case 0xc9: if (!need(5)) return fail('truncated'); skip = u32(bytes, pos) + 1; pos += 4; break;
         case 0xca: skip = 4; break;
         case 0xcb: skip = 8; break;
         case 0xcc: case 0xd0: skip = 1; break;
@@ -131,10 +134,10 @@ export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Nu
         case 0xd6: skip = 5; break;
         case 0xd7: skip = 9; break;
         case 0xd8: skip = 17; break;
-        case 0xdc: if (!need(2)) return fail('truncated'); children = view.getUint16(pos); pos += 2; container = true; break;
-        case 0xdd: if (!need(4)) return fail('truncated'); children = view.getUint32(pos); pos += 4; container = true; break;
-        case 0xde: if (!need(2)) return fail('truncated'); children = view.getUint16(pos) * 2; pos += 2; report.mapEntries += children / 2; container = true; map = true; break;
-        case 0xdf: if (!need(4)) return fail('truncated'); children = view.getUint32(pos) * 2; pos += 4; report.mapEntries += children / 2; container = true; map = true; break;
+        case 0xdc: if (!need(2)) return fail('truncated'); children = u16(bytes, pos); pos += 2; container = true; break;
+        case 0xdd: if (!need(4)) return fail('truncated'); children = u32(bytes, pos); pos += 4; container = true; break;
+        case 0xde: if (!need(2)) return fail('truncated'); children = u16(bytes, pos) * 2; pos += 2; report.mapEntries += children / 2; container = true; map = true; break;
+        case 0xdf: if (!need(4)) return fail('truncated'); children = u32(bytes, pos) * 2; pos += 4; report.mapEntries += children / 2; container = true; map = true; break;
         default: return fail('reserved_type'); // 0xc1
       }
     }

@@ -43,8 +43,13 @@ function countDecodedKeys(value: unknown): number {
   }
   // Extension values (Date, ExtData) are not maps.
   if (Object.getPrototypeOf(value) !== Object.prototype) return 0;
-  for (const key of Object.keys(value)) {
-    n += 1 + countDecodedKeys((value as Record<string, unknown>)[key]);
+  // for-in over a plain object is its own enumerable keys (Object.prototype
+  // has none) without building the key array Object.keys would, per frame.
+  for (const key in value) {
+    n += 1;
+    const item = (value as Record<string, unknown>)[key];
+    // Most values of a frame are scalars or the audio bytes: no call for them.
+    if (item !== null && typeof item === 'object' && !(item instanceof Uint8Array)) n += countDecodedKeys(item);
   }
   return n;
 }
