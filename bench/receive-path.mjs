@@ -13,7 +13,8 @@
  * src/protocol/wire.ts (e.g. dist/_before/protocol, copied from the previous
  * commit's build), measured in the same run.
  *
- * Run `npm run build` first. Usage: node bench/receive-path.mjs [--before DIR]
+ * Run `npm run build` first.
+ * Usage: node bench/receive-path.mjs [--before DIR [--before-label TEXT]]
  * Prints a table and writes bench/results/receive-path.json.
  */
 import { Decoder, Encoder } from '@msgpack/msgpack';
@@ -31,6 +32,8 @@ const SAMPLES = 300;
 const TARGET_BATCH_NS = 200_000;
 
 const beforeAt = process.argv.indexOf('--before');
+const labelAt = process.argv.indexOf('--before-label');
+const beforeLabel = labelAt < 0 ? undefined : process.argv[labelAt + 1];
 const before = beforeAt < 0 ? undefined : await import(pathToFileURL(resolve(process.argv[beforeAt + 1], 'wire.js')).href);
 
 /** The audio event the reference server sends (its field set), with `bytes` of audio. */
@@ -109,5 +112,5 @@ for (const kb of SIZES_KB) {
   console.log(`\naudio frame ${kb} KiB (${frame.byteLength} bytes)`);
   console.table(rows);
 }
-const file = writeResults('receive-path', { when: new Date().toISOString(), machine: machine(), command: process.argv.slice(1).join(' ').replace(/^.*bench\//, 'bench/'), results, sink });
+const file = writeResults('receive-path', { when: new Date().toISOString(), machine: machine(), command: process.argv.slice(1).join(' ').replace(/^.*bench\//, 'bench/'), before: beforeLabel, results, sink });
 console.log(`wrote ${file}`);
