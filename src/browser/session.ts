@@ -7,7 +7,7 @@
  * the resume path (the app's server proxies it).
  */
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, type VoxpipeError } from '../errors.js';
-import { readServerFrame, encodeFrame } from '../protocol/codec.js';
+import { readServerFrame, encodeFrame } from '../protocol/wire.js';
 import { CloseCode, ErrorCode, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/constants.js';
 import type { ClientEvent, StartRequest } from '../protocol/events.js';
 import { INVALID_SERVER_FRAME, readRequestStatus } from '../protocol/server-reader.js';
