@@ -3,24 +3,86 @@
  * and its AudioWorklet (`src/browser/pcm-worklet.ts` -> `dist/browser/pcm-worklet.js`)
  * with esbuild: ESM, platform browser, so a Node built-in anywhere in the
  * import graph fails the build instead of the page.
+ *
+ * Size budget (issue 29): the browser entry bundles only the browser path
+ * (the machine, the tolerant reader, the codec, the player). Each bundle's
+ * gzipped size is printed, and the build fails when one exceeds its budget
+ * or carries a package the browser must not (the schema library: the client
+ * reads frames through protocol/wire.ts, never the zod schemas of
+ * protocol/codec.ts and protocol/events.ts).
+ * `node scripts/build-browser.mjs --analyze` prints what pulls what;
+ * `--entry FILE --outdir DIR` checks another client entry in another folder
+ * (test/package/browser-bundle.test.ts shows the check failing that way).
  */
-import { build } from 'esbuild';
-import { fileURLToPath } from 'node:url';
+import { analyzeMetafile, build } from 'esbuild';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const result = await build({
-  absWorkingDir: root,
-  entryPoints: { voxpipe: 'src/browser/index.ts', 'pcm-worklet': 'src/browser/pcm-worklet.ts' },
-  outdir: 'dist/browser',
-  bundle: true,
-  format: 'esm',
-  platform: 'browser',
-  target: 'es2022',
-  minify: true,
-  sourcemap: true,
-  metafile: true,
-  logLevel: 'warning',
-});
-for (const [file, { bytes }] of Object.entries(result.metafile.outputs)) {
-  if (file.endsWith('.js')) console.log(`${file}: ${(bytes / 1024).toFixed(1)} KiB`);
+/** Gzipped bytes allowed per bundle, by entry name (issue 29's goal: under 30 KiB for the client). */
+export const BUDGET_GZIP_BYTES = { voxpipe: 30 * 1024, 'pcm-worklet': 4 * 1024 };
+/** Packages that must never reach a browser bundle. */
+export const FORBIDDEN_PACKAGES = ['zod'];
+export const ENTRY_POINTS = { voxpipe: 'src/browser/index.ts', 'pcm-worklet': 'src/browser/pcm-worklet.ts' };
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Bundle `entryPoints` into `outdir` (relative to the package root) as the published bundle is built. */
+export async function bundleBrowser({ entryPoints = ENTRY_POINTS, outdir = 'dist/browser' } = {}) {
+  return build({
+    absWorkingDir: ROOT,
+    entryPoints,
+    outdir,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    sourcemap: true,
+    metafile: true,
+    logLevel: 'warning',
+  });
+}
+
+/**
+ * Measure each `.js` output of a build and hold it to its budget.
+ * Returns one row per bundle and the problems (empty when within budget).
+ */
+export function checkBundles(metafile, budgets = BUDGET_GZIP_BYTES) {
+  const rows = [];
+  const problems = [];
+  for (const [file, { bytes, inputs }] of Object.entries(metafile.outputs)) {
+    if (!file.endsWith('.js')) continue;
+    const name = file.replace(/^.*\//, '').replace(/\.js$/, '');
+    const gzip = gzipSync(readFileSync(join(ROOT, file)), { level: 9 }).byteLength;
+    const budget = budgets[name];
+    rows.push({ file, bytes, gzip, budget });
+    if (budget === undefined) problems.push(`${file} has no size budget in scripts/build-browser.mjs`);
+    else if (gzip > budget) problems.push(`${file} is ${gzip} bytes gzipped, over its budget of ${budget}`);
+    for (const pkg of FORBIDDEN_PACKAGES) {
+      const carried = Object.keys(inputs).filter((input) => input.includes(`node_modules/${pkg}/`));
+      if (carried.length > 0) {
+        problems.push(`${file} carries ${pkg} (${carried.length} modules, e.g. ${carried[0]}): the client imports protocol/wire.ts, not values of protocol/codec.ts or protocol/events.ts`);
+      }
+    }
+  }
+  return { rows, problems };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { values } = parseArgs({ options: { analyze: { type: 'boolean' }, entry: { type: 'string' }, outdir: { type: 'string' } } });
+  const entryPoints = values.entry === undefined ? ENTRY_POINTS : { ...ENTRY_POINTS, voxpipe: values.entry };
+  const result = await bundleBrowser({ entryPoints, ...(values.outdir === undefined ? {} : { outdir: values.outdir }) });
+  const { rows, problems } = checkBundles(result.metafile);
+  for (const { file, bytes, gzip, budget } of rows) {
+    const limit = budget === undefined ? '' : ` (budget ${(budget / 1024).toFixed(0)} KiB)`;
+    console.log(`${file}: ${(bytes / 1024).toFixed(1)} KiB minified, ${(gzip / 1024).toFixed(1)} KiB gzipped${limit}`);
+  }
+  if (values.analyze) console.log(await analyzeMetafile(result.metafile));
+  if (problems.length > 0) {
+    console.error(`browser bundle over budget:\n  ${problems.join('\n  ')}\n(node scripts/build-browser.mjs --analyze shows what pulls what)`);
+    process.exit(1);
+  }
 }

@@ -8,11 +8,18 @@
  * retry). A missing route is an answer ("not offered"); a wrong key is an
  * `AuthenticationError` (`unauthorized`), never turned into "no voice"; an
  * unreachable service is a `ConnectionError` naming the host.
+ *
+ * The capabilities document is a hint (issue 24, item 5): one the client
+ * cannot use (refused with 403 or 5xx, HTML, invalid JSON, not an object,
+ * naming nothing) is treated as absent, with one `capabilities_unusable`
+ * warning. Voice lists are followed across every page (`http/paging.ts`).
  */
-import { VoxpipeError } from './errors.js';
+import { ApiError, VoxpipeError } from './errors.js';
+import { ClientErrorCode } from './protocol/codes.js';
 import type { ServiceConfig } from './config.js';
 import { HttpClient } from './http/client.js';
-import { arr, asObject, bool, isObject, num, str, type JsonObject } from './protocol/fields.js';
+import { listAll, PAGING_DEFAULTS } from './http/paging.js';
+import { arr, asObject, bool, isObject, str, type JsonObject } from './protocol/fields.js';
 import { readCapabilities, type Capabilities, type CapabilityModel } from './protocol/capabilities.js';
 import { DEFAULT_MODEL, REALTIME_PATHS } from './protocol/constants.js';
 
@@ -22,7 +29,21 @@ export interface DiscoveryOptions {
   signal?: AbortSignal | undefined;
   /** Per read; default 10_000 ms. */
   timeoutMs?: number;
+  /** Told when discovery carries on without something it could not use (`DiscoveryWarning`). */
+  onWarning?: ((warning: { code: string; message: string }) => void) | undefined;
+  /** Pages of a voice list read at most; default 50. */
+  maxVoicePages?: number;
+  /** Voices read at most; default 10_000. */
+  maxVoices?: number;
 }
+
+/** Codes of discovery's warnings. */
+export const DiscoveryWarning = {
+  /** The capabilities document was refused or unusable: treated as absent. */
+  capabilitiesUnusable: 'capabilities_unusable',
+  /** A bound (pages, voices) stopped reading the voice list before its end. */
+  voiceListTruncated: 'voice_list_truncated',
+} as const;
 
 /** A voice of `GET {base_url}/voices`. */
 export interface VoiceInfo {
@@ -36,19 +57,20 @@ export interface VoiceInfo {
 
 /** Statuses that mean "this deployment does not offer the route". */
 const ABSENT: ReadonlySet<number> = new Set([404, 405, 501]);
-/** Pages of `GET /voices` read at most. */
-const MAX_VOICE_PAGES = 20;
-const VOICE_PAGE_SIZE = 100;
+
+/** One client per configuration (and read timeout): discovery's reads share it. */
+const clients = new WeakMap<ServiceConfig, Map<number, HttpClient>>();
 
 function clientFor(config: ServiceConfig, options: DiscoveryOptions): HttpClient {
-  return new HttpClient({
-    apiKey: config.apiKey,
-    baseUrl: config.baseUrl,
-    rootUrl: config.rootUrl,
-    trustedUrls: [config.rtHttpUrl],
-    timeoutMs: options.timeoutMs ?? 10_000, // 10 s per read
-    maxRetries: 1,
-  });
+  const timeoutMs = options.timeoutMs ?? 10_000; // 10 s per read
+  let byTimeout = clients.get(config);
+  if (!byTimeout) clients.set(config, (byTimeout = new Map()));
+  let client = byTimeout.get(timeoutMs);
+  if (!client) {
+    client = new HttpClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, rootUrl: config.rootUrl, trustedUrls: [config.rtHttpUrl], timeoutMs, maxRetries: 1 });
+    byTimeout.set(timeoutMs, client);
+  }
+  return client;
 }
 
 function statusOf(err: unknown): number | undefined {
@@ -57,26 +79,59 @@ function statusOf(err: unknown): number | undefined {
 }
 
 /** A read whose route may be absent: undefined for 404/405/501; a 401, a network failure or a timeout is thrown. */
-async function readOptional(client: HttpClient, path: string, options: DiscoveryOptions, extra: { root?: boolean; query?: Record<string, number> } = {}): Promise<unknown> {
+async function readOptional(client: HttpClient, path: string, options: DiscoveryOptions, extra: { root?: boolean; refusedIsAbsent?: boolean } = {}): Promise<unknown> {
   try {
-    const res = await client.json({ path, signal: options.signal, ...(extra.root && { root: true }), ...(extra.query && { query: extra.query }) });
+    const res = await client.json({ path, signal: options.signal, ...(extra.root && { root: true }) });
     return res.data;
   } catch (err) {
     const status = statusOf(err);
     if (status !== undefined && ABSENT.has(status)) return undefined;
     // A 403 on a discovery route: this account may not use it; not a reason to stop.
-    if (status === 403) return undefined;
+    if (status === 403 && extra.refusedIsAbsent !== false) return undefined;
     throw err;
   }
 }
 
+/** Codes of a response the client could not read. */
+const UNREADABLE: ReadonlySet<string> = new Set([ClientErrorCode.unexpectedResponse, ClientErrorCode.invalidResponse, ClientErrorCode.tooManyRedirects]);
+
+/**
+ * Why a capabilities read that failed is "unusable" rather than the answer:
+ * a refusal (403, any 4xx but 401, 5xx, 429 after its retries) or a body the
+ * client cannot read (not JSON, invalid JSON, redirect loop). A wrong key
+ * (401), no answer, a timeout or an abort is the answer, and is thrown.
+ */
+function unusableReason(err: unknown): string | undefined {
+  if (err instanceof ApiError) return err.status === 401 ? undefined : `HTTP ${err.status} ${err.code}`;
+  if (err instanceof VoxpipeError && UNREADABLE.has(err.code)) return err.message;
+  return undefined;
+}
+
 /**
  * The realtime capabilities document, in any shape; undefined when the
- * deployment does not offer the route.
+ * deployment does not offer the route, or offers one the client cannot use
+ * (then after one `capabilities_unusable` warning): the capabilities are a
+ * hint, and discovery carries on from the voice lists.
  */
 export async function fetchCapabilities(config: ServiceConfig, options: DiscoveryOptions = {}): Promise<Capabilities | undefined> {
-  const body = await readOptional(clientFor(config, options), `${config.rtHttpUrl}${REALTIME_PATHS.capabilities}`, options);
-  return body === undefined ? undefined : readCapabilities(body);
+  const path = REALTIME_PATHS.capabilities;
+  const unusable = (why: string): undefined => {
+    options.onWarning?.({ code: DiscoveryWarning.capabilitiesUnusable, message: `the capabilities document (${path}) is unusable (${why}); going on without it` });
+    return undefined;
+  };
+  let body: unknown;
+  try {
+    body = await readOptional(clientFor(config, options), `${config.rtHttpUrl}${path}`, options, { refusedIsAbsent: false });
+  } catch (err) {
+    const why = unusableReason(err);
+    if (why === undefined) throw err;
+    return unusable(why);
+  }
+  if (body === undefined) return undefined;
+  if (!isObject(body)) return unusable(body === null ? 'an empty body' : `a JSON ${Array.isArray(body) ? 'array' : typeof body}, not an object`);
+  const caps = readCapabilities(body);
+  if (caps.models.length === 0 && caps.defaultModel === undefined && caps.pcm === undefined) return unusable('it names no model');
+  return caps;
 }
 
 function typeOf(v: JsonObject): VoiceInfo['type'] {
@@ -98,51 +153,29 @@ function voiceOf(value: unknown): VoiceInfo | undefined {
   return { voiceId, type: typeOf(value), models, raw: value };
 }
 
-/** Where the next page starts, from whichever pagination the body uses; undefined at the end. */
-function nextPage(body: JsonObject, query: { limit: number; offset: number; page: number; pageSize: number }, got: number): Partial<typeof query> | undefined {
-  if (got === 0) return undefined;
-  const pagination = isObject(body['pagination']) ? body['pagination'] : body;
-  const total = num(pagination, 'total', 'totalCount', 'total_count');
-  const hasMore = bool(pagination, 'hasMore', 'has_more');
-  if (hasMore === false) return undefined;
-  const page = num(pagination, 'page');
-  if (page !== undefined) {
-    const size = num(pagination, 'pageSize', 'page_size', 'per_page') ?? got;
-    if (hasMore === true || (total !== undefined && page * size < total)) return { page: page + 1, pageSize: query.pageSize };
-    return undefined;
-  }
-  const offset = num(pagination, 'offset') ?? query.offset;
-  const limit = num(pagination, 'limit') ?? got;
-  if (hasMore === true || (total !== undefined && offset + limit < total)) return { offset: offset + limit, limit: query.limit };
-  return undefined;
-}
-
 /**
  * Every voice of `GET {base_url}/voices` (public and personal, spec 4.8),
- * following its pages (offset/limit or page/pageSize, up to 20 pages).
- * Empty when the deployment has no such route.
+ * across whatever paging the deployment uses (offset, page, cursor, a next
+ * link or a `Link` header: `http/paging.ts`), at most 50 pages and 10,000
+ * voices (a `voice_list_truncated` warning when a bound stops it). Empty when
+ * the deployment has no such route or refuses it (403).
  */
 export async function listVoices(config: ServiceConfig, options: DiscoveryOptions = {}): Promise<VoiceInfo[]> {
-  const client = clientFor(config, options);
-  const voices: VoiceInfo[] = [];
-  let query: Record<string, number> = { limit: VOICE_PAGE_SIZE };
-  for (let pages = 0; pages < MAX_VOICE_PAGES; pages++) {
-    const data = await readOptional(client, '/voices', options, { query });
-    if (data === undefined) break;
-    const body = asObject(data);
-    const items = Array.isArray(data) ? data : (arr(body, 'data', 'voices', 'items', 'results') ?? []);
-    const before = voices.length;
-    for (const item of items) {
-      const voice = voiceOf(item);
-      if (voice && !voices.some((v) => v.voiceId === voice.voiceId)) voices.push(voice);
+  let items: unknown[];
+  try {
+    const maxPages = options.maxVoicePages ?? PAGING_DEFAULTS.maxPages;
+    const maxItems = options.maxVoices ?? PAGING_DEFAULTS.maxItems;
+    const read = await listAll(clientFor(config, options), { path: '/voices', signal: options.signal, maxPages, maxItems, keyOf: (v) => voiceOf(v)?.voiceId });
+    if (!read.complete) {
+      options.onWarning?.({ code: DiscoveryWarning.voiceListTruncated, message: `the voice list has more than ${read.items.length} voices in ${read.pages} pages; only those were read` });
     }
-    if (Array.isArray(data)) break;
-    const next = nextPage(body, { limit: VOICE_PAGE_SIZE, offset: num(query, 'offset') ?? 0, page: num(query, 'page') ?? 1, pageSize: VOICE_PAGE_SIZE }, items.length);
-    // A deployment that ignores the paging parameters repeats a page: stop there.
-    if (!next || voices.length === before) break;
-    query = next as Record<string, number>;
+    items = read.items;
+  } catch (err) {
+    const status = statusOf(err);
+    if (status !== undefined && (ABSENT.has(status) || status === 403)) return [];
+    throw err;
   }
-  return voices;
+  return items.flatMap((item) => voiceOf(item) ?? []);
 }
 
 /** Voice ids of the compatible list (`GET {root_url}/v1/audio/voices`); empty when absent. */
@@ -168,17 +201,24 @@ function modelIn(caps: Capabilities | undefined, model: string): CapabilityModel
  * A voice for `model`, from what the deployment says, in order: the
  * model's own default voice; its first listed voice; the first public voice
  * of `GET /voices` that supports the model; the compatible voice list.
+ * @param caps the capabilities when the caller read them (`null`: it did, and there are none); else they are read here
  * @throws VoxpipeError `voice_not_found` naming the model when none says
  */
-export async function defaultVoice(config: ServiceConfig, model: string, signal?: AbortSignal, caps?: Capabilities): Promise<string> {
-  const options: DiscoveryOptions = { signal };
-  const capabilities = caps ?? (await fetchCapabilities(config, options));
+export async function defaultVoice(config: ServiceConfig, model: string, signal?: AbortSignal, caps?: Capabilities | null, more: Omit<DiscoveryOptions, 'signal'> = {}): Promise<string> {
+  const options: DiscoveryOptions = { ...more, signal };
+  // `null`: the caller read the capabilities and there are none (not read, or warned about, twice).
+  const capabilities = caps === null ? undefined : (caps ?? (await fetchCapabilities(config, options)));
   const listed = modelIn(capabilities, model);
   const fromCaps = listed?.defaultVoiceId ?? listed?.voiceIds[0];
   if (fromCaps) return fromCaps;
-  const voices = await listVoices(config, options);
-  const fits = (v: VoiceInfo) => v.type !== 'personal' && (v.models.length === 0 || v.models.includes(model));
-  const fromList = voices.find((v) => v.type === 'public' && fits(v)) ?? voices.find(fits);
+  // From the whole list: a voice that says it speaks the model first (public
+  // before unmarked), then one that says nothing of its models.
+  const voices = (await listVoices(config, options)).filter((v) => v.type !== 'personal');
+  const fromList =
+    voices.find((v) => v.type === 'public' && v.models.includes(model)) ??
+    voices.find((v) => v.models.includes(model)) ??
+    voices.find((v) => v.type === 'public' && v.models.length === 0) ??
+    voices.find((v) => v.models.length === 0);
   if (fromList) return fromList.voiceId;
   const compat = await compatVoices(config, options);
   if (compat[0]) return compat[0];

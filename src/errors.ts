@@ -102,6 +102,34 @@ export class ResumeError extends VoxpipeError {
   }
 }
 
+/**
+ * A segment's audio ended short of what the server said it carries (spec 6:
+ * `segment_completed`/`usage` audio bytes, the status route's manifest), and
+ * no recovery supplied the rest. Names the segment and the missing bytes, in
+ * the segment's own byte space (no stream header).
+ */
+export class AudioIncompleteError extends VoxpipeError {
+  override name = 'AudioIncompleteError';
+  declare readonly code: 'audio_incomplete';
+  readonly segmentId: string;
+  /** Bytes the server said the segment carries. */
+  readonly expectedBytes: number;
+  /** Bytes of it received. */
+  readonly receivedBytes: number;
+  /** The missing byte range of the segment, `from` included, `to` excluded. */
+  readonly missing: { from: number; to: number };
+  constructor(segmentId: string, expectedBytes: number, receivedBytes: number, options: VoxpipeErrorOptions & { why?: string } = {}) {
+    super('audio_incomplete', `segment ${segmentId}: ${expectedBytes - receivedBytes} of its ${expectedBytes} audio bytes never arrived (bytes ${receivedBytes} to ${expectedBytes})${options.why ? `; ${options.why}` : ''}`, {
+      ...options,
+      details: { ...options.details, segmentId, expectedBytes, receivedBytes, missingFrom: receivedBytes, missingTo: expectedBytes },
+    });
+    this.segmentId = redact(segmentId);
+    this.expectedBytes = expectedBytes;
+    this.receivedBytes = receivedBytes;
+    this.missing = { from: receivedBytes, to: expectedBytes };
+  }
+}
+
 /** The caller aborted (AbortSignal or `interrupt()`). */
 export class AbortError extends VoxpipeError {
   override name = 'AbortError';

@@ -29,7 +29,21 @@ export { defaultVoice } from './discovery.js';
 
 /** The realtime options a caller may tune. */
 export type RealtimeTuning = Partial<
-  Pick<ReliableSessionOptions, 'connectTimeoutMs' | 'startTimeoutMs' | 'progressTimeoutMs' | 'maxRetries' | 'maxResumeMs' | 'backoff' | 'reorderWindowFrames' | 'keepAliveMs'>
+  Pick<
+    ReliableSessionOptions,
+    | 'connectTimeoutMs'
+    | 'startTimeoutMs'
+    | 'progressTimeoutMs'
+    | 'finishTimeoutMs'
+    | 'statusTimeoutMs'
+    | 'httpTimeoutMs'
+    | 'maxStallResumes'
+    | 'maxRetries'
+    | 'maxResumeMs'
+    | 'backoff'
+    | 'reorderWindowFrames'
+    | 'keepAliveMs'
+  >
 >;
 
 export { TRANSPORT_CHOICES, type TransportChoice } from './transport.js';
@@ -58,6 +72,8 @@ export interface SpeechOptions {
   realtime?: RealtimeTuning;
   /** Where realtime connections come from; default a new connection each time (see `createSpeechPool`). */
   connectionSource?: ConnectionSource;
+  /** Told when discovery (before the stream exists) carries on without something it could not use, e.g. `capabilities_unusable`. */
+  onWarning?: ((warning: { code: string; message: string }) => void) | undefined;
   /** What the deployment's capabilities route said (`discovery.fetchCapabilities`), to skip reading it again; `null`: it has none. */
   capabilities?: Capabilities | null;
   segmenter?: TokenSegmenterOptions;
@@ -82,7 +98,7 @@ export function createTransport(
     const tuning = o.realtime ?? {};
     const base = { wsUrl: config.wsUrl, apiKey: config.apiKey, request, requestId: o.requestId, ...(o.signal && { signal: o.signal }), ...(o.connectionSource && { connectionSource: o.connectionSource }) };
     if (o.mode === 'simple') {
-      const { maxRetries: _r, maxResumeMs: _m, backoff: _b, ...simple } = tuning;
+      const { maxRetries: _r, maxResumeMs: _m, backoff: _b, finishTimeoutMs: _f, statusTimeoutMs: _s, httpTimeoutMs: _h, maxStallResumes: _x, ...simple } = tuning;
       return new SimpleSession({ ...base, ...simple });
     }
     return new ReliableSession({ ...base, ...tuning, rtHttpUrl: config.rtHttpUrl, ...(o.onPartialSegment && { onPartialSegment: o.onPartialSegment }) });
@@ -113,11 +129,11 @@ export async function createSpeechStream(config: ServiceConfig, options: SpeechO
   if (options.signal?.aborted) throw new AbortError('aborted before the stream was created', { cause: options.signal.reason });
   let choice = options.transport ?? 'auto';
   const needCaps = choice === 'auto' || choice === 'realtime' || options.voiceId === undefined || options.model === undefined || options.format === 'pcm' || options.format === undefined;
-  const discovery = { signal: options.signal };
+  const discovery = { signal: options.signal, onWarning: options.onWarning };
   const caps: Capabilities | undefined =
     options.capabilities !== undefined ? (options.capabilities ?? undefined) : needCaps ? await fetchCapabilities(config, discovery).catch(rethrowUnlessOptional) : undefined;
   const model = options.model ?? defaultModelOf(caps);
-  const voiceId = options.voiceId ?? (await defaultVoice(config, model, options.signal, caps));
+  const voiceId = options.voiceId ?? (await defaultVoice(config, model, options.signal, caps ?? null, { onWarning: options.onWarning }));
   // Realtime speaks public voices only (spec 4.10): the account's personal
   // (cloned or designed) voices go over HTTP from the start. A voice the
   // deployment lists as public, or does not list at all, stays on realtime,
@@ -190,7 +206,7 @@ export function createSpeechPool(config: ServiceConfig, options: SpeechPoolOptio
     (discovered ??= (async () => {
       const capabilities = (await fetchCapabilities(config).catch(rethrowUnlessOptional)) ?? null;
       const model = defaults.model ?? defaultModelOf(capabilities ?? undefined);
-      const voiceId = defaults.voiceId ?? (await defaultVoice(config, model, undefined, capabilities ?? undefined));
+      const voiceId = defaults.voiceId ?? (await defaultVoice(config, model, undefined, capabilities));
       return { capabilities, model, voiceId };
     })());
   discover().catch(() => {

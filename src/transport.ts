@@ -46,6 +46,8 @@ export interface SegmentResult {
   units: number;
   /** Audio bytes emitted for the segment. */
   audioBytes: number;
+  /** Audio bytes the server says the segment carries, in the segment's own byte space (no stream header); absent when it does not say. */
+  expectedBytes?: number;
   /** Which transport produced it (differs from the first under failover). */
   transport: TransportName;
 }
@@ -55,7 +57,8 @@ export interface UsageInfo {
   segmentUnits: number;
   sessionUnits: number;
   quotaRemaining: number;
-  audioBytes: number;
+  /** Absent when the deployment does not say. */
+  audioBytes?: number;
 }
 
 export interface TransportSummary {

@@ -7,6 +7,7 @@
  * container header. The decoded audio's arrival times then give the
  * real-time factor and the playback underruns.
  */
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { ServiceConfig } from '../config.js';
 import { VoxpipeError } from '../errors.js';
@@ -206,6 +207,8 @@ function seamsOf(pcm: Buffer, segmentBytes: readonly number[], sampleRate: numbe
  */
 export async function runCase(config: ServiceConfig, c: BenchCase, runTimeoutMs: number): Promise<RunSample[]> {
   const signal = AbortSignal.timeout(runTimeoutMs);
+  // Every stream of the run listens to this one deadline (a few listeners each): not a leak, so no MaxListenersExceededWarning.
+  setMaxListeners(Math.max(10, c.concurrency * 16), signal);
   const prepared = await Promise.all(
     Array.from({ length: c.concurrency }, () =>
       prepare(config, c, signal).catch((err: unknown): Prepared | RunSample => ({ audioMs: 0, bytes: 0, underruns: 0, underrunMs: 0, retries: 0, error: errorCode(err) })),

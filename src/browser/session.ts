@@ -7,13 +7,14 @@
  * the resume path (the app's server proxies it).
  */
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, type VoxpipeError } from '../errors.js';
-import { readServerFrame, encodeFrame } from '../protocol/codec.js';
+import { readServerFrame, encodeFrame } from '../protocol/wire.js';
 import { CloseCode, ErrorCode, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/constants.js';
 import type { ClientEvent, StartRequest } from '../protocol/events.js';
 import { INVALID_SERVER_FRAME, readRequestStatus } from '../protocol/server-reader.js';
 import { ReliableMachine } from '../realtime/reliable/machine.js';
 import type { MachineAudio, MachineEvent, MachineInput, MachinePort, StatusResult, TimerId } from '../realtime/reliable/types.js';
 import { MachineTimers, readyInfoFrom } from '../realtime/session-util.js';
+import { defined } from '../defined.js';
 import type { ReadyInfo } from '../transport.js';
 
 const ABNORMAL_CLOSE = 1006;
@@ -37,7 +38,11 @@ export interface BrowserSessionOptions {
   connectTimeoutMs?: number;
   maxRetries?: number;
   maxResumeMs?: number;
+  /** Budgets of the recovery (defaults and reasons: `RECOVERY_DEFAULTS`, src/realtime/budgets.ts); `statusTimeoutMs` bounds `getStatus`. */
   progressTimeoutMs?: number;
+  finishTimeoutMs?: number;
+  statusTimeoutMs?: number;
+  maxStallResumes?: number;
 }
 
 export interface BrowserSessionEvents {
@@ -70,10 +75,15 @@ export class BrowserSession {
       requestId: options.requestId,
       request: options.request,
       eventIdPrefix: `ev-${Math.random().toString(36).slice(2, 10)}`,
+      ...defined({
+        maxRetries: options.maxRetries,
+        maxResumeMs: options.maxResumeMs,
+        progressTimeoutMs: options.progressTimeoutMs,
+        finishTimeoutMs: options.finishTimeoutMs,
+        statusTimeoutMs: options.statusTimeoutMs,
+        maxStallResumes: options.maxStallResumes,
+      }),
     };
-    if (options.maxRetries !== undefined) machineOptions.maxRetries = options.maxRetries;
-    if (options.maxResumeMs !== undefined) machineOptions.maxResumeMs = options.maxResumeMs;
-    if (options.progressTimeoutMs !== undefined) machineOptions.progressTimeoutMs = options.progressTimeoutMs;
     this.#machine = new ReliableMachine(machineOptions, this.#port());
   }
 

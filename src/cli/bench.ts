@@ -7,6 +7,7 @@
  * standard output only the JSON document with --json.
  */
 import { writeFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { AUDIO_FORMATS, type AudioFormat } from '../protocol/audio.js';
 import { BENCH_TRANSPORTS, DEFAULT_BENCH_TRANSPORTS, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_RUNS, DEFAULT_WARMUP, Variant, type BenchTransport, type CaseAxes } from '../bench/cases.js';
 import { BENCH_TEXT_NAMES, type BenchTextName } from '../bench/texts.js';
@@ -44,7 +45,7 @@ export const command: CliCommand<Options> = {
       .addOption(new Option('--warm', 'only runs on a connection already open; default cold and warm'))
       .addOption(new Option('--both', 'cold and warm (the default)'))
       .addOption(new Option('--json', 'the report as one JSON line on standard output'))
-      .addOption(new Option('--plot <FILE.svg>', 'an SVG chart of the report; default none'))
+      .addOption(new Option('--plot <FILE.svg>', 'an SVG chart of the report (the name must end in .svg); default none'))
       .addOption(new Option('-o, --out <FILE.json>', 'the report as a JSON file; default none'))
       .addOption(new Option('--progress', 'a progress bar on standard error; default only on a terminal'))
       .addOption(new Option('--engine <E>', "the embedded server's speech engine; default auto: espeak when installed, else tone").choices(ENGINE_CHOICES))
@@ -121,6 +122,10 @@ async function bench(values: Options, io: Io): Promise<number> {
   const runTimeoutMs = numberOption(values.timeoutMs, 'timeout-ms', 1, 3_600_000);
   const engine = values.engine;
   const axes = axesFromArgs(values);
+  // Before the run: the chart is SVG, and a file named otherwise would hold what its name does not say.
+  if (values.plot !== undefined && !values.plot.toLowerCase().endsWith('.svg')) {
+    throw new UsageError(`--plot writes an SVG chart; name the file .svg (got ${values.plot}); convert it afterwards if you need another format (e.g. rsvg-convert -o chart.png chart.svg)`);
+  }
   const transports: readonly BenchTransport[] = axes.transports;
 
   // The embedded server's note (tone because espeak is missing) only when the engine was not chosen.
@@ -129,12 +134,24 @@ async function bench(values: Options, io: Io): Promise<number> {
   try {
     const showProgress = values.progress === true || (io.stderr as { isTTY?: boolean }).isTTY === true;
     const bar = new ProgressBar(io.stderr, { enabled: showProgress });
+    const everyMs = numberOption(io.env['VOXPIPE_PROGRESS_MS'], 'VOXPIPE_PROGRESS_MS', 10) ?? 5_000;
+    const started = performance.now();
+    let lastLine = started;
     if (transports.includes('async')) note(io, 'async: each job is polled every 3 s (spec 8), so its time to first audio is about 3 s and its runs take a while');
     const report = await runBenchmark(service.config, axes, {
       runs,
       warmup,
       ...(runTimeoutMs !== undefined && { runTimeoutMs }),
-      onProgress: (p) => bar.update(p.done, p.total, `${p.warmup ? 'warm-up ' : ''}${p.caseId}`),
+      onProgress: (p) => {
+        bar.update(p.done, p.total, `${p.warmup ? 'warm-up ' : ''}${p.caseId}`);
+        // Off a terminal: a line every few seconds, so a long sweep shows it is alive.
+        if (!showProgress && performance.now() - lastLine >= everyMs) {
+          lastLine = performance.now();
+          const elapsed = (lastLine - started) / 1000;
+          const eta = p.done > 0 ? Math.ceil((elapsed * (p.total - p.done)) / p.done) : undefined;
+          note(io, `bench: ${p.done}/${p.total} runs${eta !== undefined ? `, ETA ${eta} s` : ''} (${p.warmup ? 'warm-up ' : ''}${p.caseId})`);
+        }
+      },
       service: service.embedded ? { embedded: true, engine: service.embedded.ctx.engine.name } : { embedded: false, baseUrl: service.config.baseUrl },
     });
     bar.clear();

@@ -62,6 +62,12 @@ export function classifyFailure(err: unknown, usageCode?: number): Failure {
     const where = sys.address !== undefined && sys.port !== undefined ? `${sys.address}:${sys.port}` : 'that address';
     return { code: 'address_in_use', message: `${where} is already in use; pick another --port, or --port 0 for a free one`, exit: ExitCode.error };
   }
+  if (sys?.code === 'EADDRNOTAVAIL' && sys.syscall === 'listen') {
+    return { code: 'invalid_config', message: `${sys.address ?? 'that address'} is not an address of this machine; --host takes one of its own (127.0.0.1 for this machine only, 0.0.0.0 for every interface)`, exit: ExitCode.error };
+  }
+  if (sys?.code === 'EACCES' && sys.syscall === 'listen') {
+    return { code: 'invalid_config', message: `no permission to listen on port ${sys.port ?? '?'} (ports below 1024 need privileges); pick a --port from 1024 up, or 0 for a free one`, exit: ExitCode.error };
+  }
   if (err instanceof VoxpipeError) {
     if (err.code === 'sink_failed' && sys && OUTPUT_ERRORS.has(sys.code)) {
       return { code: 'output_unwritable', message: `cannot write ${sys.path ?? 'the output'}: ${sys.code}`, exit: ExitCode.error };

@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { UsageError } from './args.js';
 import { command as bench } from './bench.js';
 import type { CliCommand } from './command.js';
+import { command as data } from './data.js';
 import * as design from './commands/design.js';
 import * as image from './commands/image.js';
 import * as lipsync from './commands/lipsync.js';
@@ -20,6 +21,8 @@ import { command as jobs } from './jobs.js';
 import { sayCommand, speakCommand } from './say.js';
 import { command as serve } from './serve.js';
 import { EPHEMERAL_ENV } from './service.js';
+import { checkDataDirEnv } from './data-dir.js';
+import { explainMissingDeployment } from './deployment.js';
 
 /** In the order `voxpipe --help` lists them. */
 const COMMANDS: readonly CliCommand<never>[] = [
@@ -31,6 +34,7 @@ const COMMANDS: readonly CliCommand<never>[] = [
   design.command,
   profile.command,
   usage.command,
+  data,
   transcribe.command,
   image.command,
   video.command,
@@ -44,6 +48,7 @@ const ENVIRONMENT = [
   '  VOXPIPE_BASE_URL, VOXPIPE_API_KEY   a deployment; unset: the embedded reference server',
   '  VOXPIPE_ROOT_URL, VOXPIPE_WS_URL, VOXPIPE_RT_HTTP_URL   its other addresses, when not derived from the base URL',
   "  VOXPIPE_DATA_DIR, VOXPIPE_EPHEMERAL   the embedded server's state (see --ephemeral)",
+  '  VOXPIPE_DAEMON_IDLE, VOXPIPE_DATA_RETENTION, VOXPIPE_DAEMON=0   its local service: idle stop (10m), retention (24h), none (see voxpipe data)',
   '  VOXPIPE_DATABASE_URL                 serve: a PostgreSQL store',
   '  VOXPIPE_DEBUG                        stack traces of internal errors',
 ].join('\n');
@@ -80,6 +85,8 @@ export function program(io: Io, version: string, exit: (code: number) => void): 
     cmd.action(async function (this: Command) {
       const options = this.optsWithGlobals<Record<string, unknown> & { ephemeral?: boolean }>();
       const commandIo = options.ephemeral && spec.name !== 'serve' ? { ...io, env: { ...io.env, [EPHEMERAL_ENV]: '1' } } : io;
+      // The embedded default's data directory, before anything opens it (serve checks its own --data; bench is in memory).
+      if (spec.name !== 'serve' && spec.name !== 'bench') await checkDataDirEnv(commandIo.env, EPHEMERAL_ENV);
       exit(await spec.run(this.args, options, commandIo));
     });
   }
@@ -98,7 +105,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     await root.parseAsync(argv, { from: 'user' });
     return code;
   } catch (thrown) {
-    let err = thrown;
+    let err = await explainMissingDeployment(thrown, io.env);
     if (err instanceof CommanderError) {
       // --help, --version: printed on standard output already.
       if (err.exitCode === 0) return ExitCode.ok;

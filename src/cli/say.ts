@@ -10,25 +10,30 @@
 import { rm, stat } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { UnavailableError } from '../errors.js';
-import { AUDIO_FORMATS, type AudioFormat } from '../protocol/audio.js';
+import { AUDIO_FORMATS, pcmDurationMs, type AudioFormat } from '../protocol/audio.js';
+import { buildWavHeader, WAV_UNKNOWN_SIZE } from '../protocol/wav.js';
+import type { ReadyInfo } from '../transport.js';
 import { DEFAULT_MODEL } from '../protocol/constants.js';
 import type { Writable } from 'node:stream';
 import type { Sink } from '../sinks/index.js';
 import type { SpeechOptions } from '../speech.js';
 import { ENGINE_CHOICES, type EngineChoice } from '../server/engines/choices.js';
 import { TRANSPORT_CHOICES } from '../transport.js';
-import type { SpeechStream } from '../stream/speech-stream.js';
 import { numberOption, UsageError } from './args.js';
 import { Option, type CliCommand, type Command } from './command.js';
 import { ExitCode, note, type Io } from './io.js';
 import { checkOutPath } from './out-path.js';
 import { openService } from './service.js';
+import { DEFAULT_PART_UNITS, RolloverSpeech } from './rollover.js';
+import { resolveVoice } from './voice-name.js';
 
 interface Options {
   out?: string;
-  format: AudioFormat;
+  format?: AudioFormat;
+  partUnits?: string;
   voice?: string;
   model?: string;
   speed?: string;
@@ -44,13 +49,14 @@ function declareSpeechOptions(cmd: Command): void {
     .addOption(
       new Option('-o, --out <FILE|->', 'a file (its extension picks the container: .wav, .pcm, .mp3, .opus/.ogg; others such as .flac through ffmpeg) or - for standard output; default: play on the speakers (no audio device: a WAV file, and a note says where)'),
     )
-    .addOption(new Option('-f, --format <F>', 'what the service sends').choices(AUDIO_FORMATS).default('pcm'))
+    .addOption(new Option('-f, --format <F>', 'what the service sends; default pcm (with --out -: in a streaming WAV header, unless --format pcm asks for raw PCM)').choices(AUDIO_FORMATS))
     .addOption(new Option('--voice <ID>', "default: the deployment's default voice for the model"))
     .addOption(new Option('--model <ID>', `default: the deployment's default model, else ${DEFAULT_MODEL}`))
     .addOption(new Option('--speed <N>', "0.5 to 2; default the service's (1)"))
     .addOption(new Option('--transport <T>', 'realtime, failing over to sync HTTP with auto').choices(TRANSPORT_CHOICES).default('auto'))
     .addOption(new Option('--mode <M>', 'realtime mode').choices(['simple', 'reliable']).default('reliable'))
-    .addOption(new Option('--json', 'one JSON summary line on standard output (with --out FILE)'))
+    .addOption(new Option('--json', 'one JSON summary line on standard output (on standard error with --out -)'))
+    .addOption(new Option('--part-units <N>', 'characters per realtime request of a long text').hideHelp())
     .addOption(new Option('--engine <E>', "the embedded server's speech engine").choices(ENGINE_CHOICES).hideHelp());
 }
 
@@ -77,7 +83,10 @@ export const speakCommand: CliCommand<Options> = {
 
 /** The `--json` summary line of say/speak (a contract: README, What works today). */
 export interface SayJson {
+  /** The first request's id. */
   requestId: string;
+  /** Every request's, in order: a text over the session limit (spec 8) goes on as many requests as it needs. */
+  requestIds: string[];
   transport: string;
   mode: string;
   format: AudioFormat;
@@ -86,6 +95,12 @@ export interface SayJson {
   bytes: number;
   /** Audio bytes received from the service, in `format`. */
   audioBytes: number;
+  /** Length of the audio delivered, where the format says it (pcm, wav); else null. */
+  durationMs: number | null;
+  /** Audio bytes the service said the segments carry (no stream header), summed over the segments it said it for; null when it said it for none. */
+  expectedBytes: number | null;
+  /** Audio bytes of the segments received (no stream header): equal to `expectedBytes` wherever the service said it. */
+  receivedBytes: number;
   segments: number;
   ttfaMs: number | null;
   totalMs: number;
@@ -104,11 +119,51 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function openSink(speech: SpeechStream, out: string | undefined, io: Io): Promise<{ sink: Sink; where: string }> {
+/** What `--out -` writes: the service's bytes, or raw PCM wrapped in a streaming WAV header (unknown length). */
+function stdoutLayout(info: ReadyInfo, rawAsked: boolean): { header?: Uint8Array; line: string } {
+  const pcm = `${info.sampleRate} Hz, ${info.channels === 1 ? 'mono' : `${info.channels} channels`}, ${info.bitDepth}-bit signed little-endian PCM`;
+  if (info.format === 'pcm' && !rawAsked) {
+    return { header: buildWavHeader(info, WAV_UNKNOWN_SIZE), line: `standard output: WAV (${pcm}; streaming header, length 0xFFFFFFFF: unknown)` };
+  }
+  if (info.format === 'pcm') return { line: `standard output: raw ${pcm}, no header` };
+  if (info.format === 'wav') return { line: `standard output: WAV (${pcm}) as the service sends it` };
+  return { line: `standard output: ${info.format === 'mp3' ? 'MP3' : 'Ogg Opus'} (${info.sampleRate} Hz, ${info.channels === 1 ? 'mono' : `${info.channels} channels`})` };
+}
+
+/** What opens the destination: the speech (a SpeechStream, or several in a row), whose `info` is the audio's own layout once audio arrived. */
+interface Opened {
+  open(): Promise<ReadyInfo>;
+  readonly info: ReadyInfo | undefined;
+}
+
+/**
+ * The destination, opened at the first audio byte: its layout (a WAV
+ * header's rate, a player's, the stdout header and note) is then the
+ * audio's own, which SpeechStream decided from the audio, not what `ready`
+ * assumed before it (HTTP). `where()` names it (a fallback WAV file is
+ * known only once opened).
+ */
+async function openSink(speech: Opened, out: string | undefined, io: Io, rawAsked: boolean): Promise<{ sink: Sink; where: () => string }> {
+  const { DeferredSink } = await import('../sinks/index.js');
+  await speech.open();
+  let where = out ?? 'speakers';
+  const sink = new DeferredSink(async () => {
+    const opened = await openDestination(speech.info!, out, io, rawAsked);
+    where = opened.where;
+    return opened.sink;
+  });
+  return { sink, where: () => where };
+}
+
+async function openDestination(info: ReadyInfo, out: string | undefined, io: Io, rawAsked: boolean): Promise<{ sink: Sink; where: string }> {
   const { openFileSink, openPlaybackSink, StdoutSink } = await import('../sinks/index.js');
-  const info = await speech.open();
   const audio = { format: info.format, sampleRate: info.sampleRate, channels: info.channels, bitDepth: info.bitDepth };
-  if (out === '-') return { sink: new StdoutSink({ output: io.stdout as Writable }), where: '-' };
+  if (out === '-') {
+    const layout = stdoutLayout(info, rawAsked);
+    note(io, layout.line);
+    if (layout.header) io.stdout.write(layout.header);
+    return { sink: new StdoutSink({ output: io.stdout as Writable }), where: '-' };
+  }
   if (out !== undefined) return { sink: openFileSink(out, audio), where: out };
   try {
     return { sink: await openPlaybackSink(audio), where: 'speakers' };
@@ -120,8 +175,22 @@ async function openSink(speech: SpeechStream, out: string | undefined, io: Io): 
   }
 }
 
+/** "12.3 s of audio" when the layout says how long `bytes` last (PCM and WAV), else "". */
+function secondsOf(bytes: number, info: ReadyInfo | undefined): string {
+  if (!info || (info.format !== 'pcm' && info.format !== 'wav') || !info.sampleRate) return '';
+  return `${(pcmDurationMs(bytes, info) / 1000).toFixed(1)} s of audio`;
+}
+
+/** What a file holds now, for the note of a run that stopped: its size, and the audio's length when known. */
+async function keptNote(where: string, audioBytes: number, info: ReadyInfo | undefined): Promise<string> {
+  const size = await stat(where).then((st) => st.size, () => 0);
+  const seconds = secondsOf(audioBytes, info);
+  return `kept ${where} (${size} bytes${seconds ? `; ${seconds}` : ''}; ${audioBytes} bytes of ${info?.format ?? 'audio'} received)`;
+}
+
 async function run(positionals: string[], values: Options, io: Io, incremental: boolean): Promise<number> {
-  const { format, transport, mode, engine } = values;
+  const { transport, mode, engine } = values;
+  const format: AudioFormat = values.format ?? 'pcm';
   const speed = numberOption(values.speed, 'speed', 0.5, 2);
 
   let text: string | undefined;
@@ -148,52 +217,86 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
     throw err;
   });
   try {
-    const options: SpeechOptions = { format, transport, mode };
-    if (values.voice !== undefined) options.voiceId = values.voice;
+    const options: SpeechOptions = { format, transport, mode, onWarning: (w) => note(io, `warning ${w.code}: ${w.message}`) };
+    if (values.voice !== undefined) options.voiceId = await resolveVoice(service.config, values.voice);
     if (values.model !== undefined) options.model = values.model;
     if (speed !== undefined) options.speed = speed;
-    const speech = await createSpeechStream(service.config, options);
-    speech.on('failover', (f) => note(io, `${f.from} failed (${f.error.code}); continuing over ${f.to}`));
-    // A deployment's own extra events are not the user's concern.
-    speech.on('warning', (w) => {
-      if (w.code !== 'ignored_server_event') note(io, `warning ${w.code}: ${w.message}`);
+    const partUnits = numberOption(values.partUnits, 'part-units', 1, DEFAULT_PART_UNITS);
+    const speech = await RolloverSpeech.create({
+      create: async () => {
+        const stream = await createSpeechStream(service.config, options);
+        stream.on('failover', (f) => note(io, `${f.from} failed (${f.error.code}); continuing over ${f.to}`));
+        // A deployment's own extra events are not the user's concern.
+        stream.on('warning', (w) => {
+          if (w.code !== 'ignored_server_event') note(io, `warning ${w.code}: ${w.message}`);
+        });
+        return stream;
+      },
+      ...(partUnits !== undefined && { partUnits }),
     });
-    const { sink, where } = await openSink(speech, values.out, io);
+    const ready = await speech.open();
+    const { sink, where: whereNow } = await openSink(speech, values.out, io, values.format === 'pcm');
+    // The layout of the audio: the first audio's own once it arrived, else what `ready` said.
+    const layout = (): ReadyInfo => speech.info ?? ready;
+    const isFile = (): boolean => whereNow() !== 'speakers' && whereNow() !== '-';
     const input = incremental ? io.stdin : Readable.from([text!]);
+    // Audio handed to the sink, for the notes of a run that stops part-way.
+    let delivered = 0;
+    const counter = new PassThrough();
+    counter.on('data', (chunk: Buffer) => (delivered += chunk.length));
+    const progress = startProgress(io, () => ({ parts: speech.parts, segments: speech.summary().segments.length, seconds: layout().format === 'pcm' || layout().format === 'wav' ? pcmDurationMs(delivered, layout()) / 1000 : undefined, sent: speech.summary().charactersSent }), text?.length);
     // Ctrl-C: stop speaking, let the sink finish (a WAV gets its sizes
     // patched to what was written), say what was kept, exit 130.
     let stopListening: (() => void) | undefined;
     const interrupted = new Promise<'interrupted'>((resolve) => {
       stopListening = io.onInterrupt?.(() => resolve('interrupted'));
     });
-    const piped = pipeline(input, speech, sink).then(() => 'done' as const);
-    const outcome = await Promise.race([piped, interrupted]).finally(() => stopListening?.());
+    const piped = pipeline(input, speech, counter, sink).then(() => 'done' as const);
+    let outcome: 'done' | 'interrupted';
+    try {
+      outcome = await Promise.race([piped, interrupted]).finally(() => {
+        stopListening?.();
+        progress.stop();
+      });
+    } catch (err) {
+      // Failed part-way: say what the file holds (a WAV's sizes are patched by its sink).
+      await sink.done.catch(() => undefined);
+      if (isFile() && delivered > 0) {
+        const s = speech.summary();
+        note(io, `stopped part-way: ${await keptNote(whereNow(), delivered, layout())}: the first ${s.segments.length} segments (${s.units} of ${text?.length ?? s.charactersSent} characters)`);
+      }
+      throw err;
+    }
     if (outcome === 'interrupted') {
       piped.catch(() => undefined);
       await speech.interrupt();
-      const kept = await sink.done.catch(() => undefined);
+      await sink.done.catch(() => undefined);
       (input as Readable).destroy?.();
-      note(io, where === 'speakers' || where === '-' ? 'interrupted' : `interrupted; kept ${where} (${kept?.bytesIn ?? 0} bytes of audio)`);
+      note(io, isFile() ? `interrupted; ${await keptNote(whereNow(), delivered, layout())}` : 'interrupted');
       return ExitCode.interrupted;
     }
     await sink.done;
+    const where = whereNow();
     const s = speech.summary();
     if (s.segments.length === 0) {
       // `speak < /dev/null`: nothing was said; leave no empty file behind.
-      if (values.out !== undefined && values.out !== '-') await rm(values.out, { force: true });
+      if (isFile()) await rm(where, { force: true });
       throw new UsageError('nothing to say: standard input was empty');
     }
-    const isFile = where !== 'speakers' && where !== '-';
-    const bytes = isFile ? (await stat(where)).size : s.bytes;
+    const bytes = isFile() ? (await stat(where)).size : s.bytes;
     if (values.json) {
       const line: SayJson = {
         requestId: s.requestId,
+        requestIds: s.requestIds,
         transport: s.transport,
         mode: s.ready?.mode ?? mode,
         format: s.ready?.format ?? format,
         sampleRate: s.ready?.sampleRate ?? 0,
         bytes,
         audioBytes: s.bytes,
+        durationMs: layout().format === 'pcm' || layout().format === 'wav' ? round(pcmDurationMs(delivered, layout())) : null,
+        expectedBytes: s.segments.some((x) => x.expectedBytes !== undefined) ? s.segments.reduce((n, x) => n + (x.expectedBytes ?? 0), 0) : null,
+        receivedBytes: s.segments.reduce((n, x) => n + x.receivedBytes, 0),
         segments: s.segments.length,
         ttfaMs: s.waterfall.ttfaMs === undefined ? null : round(s.waterfall.ttfaMs),
         totalMs: round(performance.now() - started),
@@ -203,16 +306,60 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
         segmentTransports: s.segments.map((x) => x.transport),
         out: where,
       };
-      io.stdout.write(`${JSON.stringify(line)}\n`);
-    } else if (isFile) {
+      // Standard output carries the audio with --out -: the summary goes to standard error then.
+      (where === '-' ? io.stderr : io.stdout).write(`${JSON.stringify(line)}\n`);
+    } else if (isFile()) {
       const segments = s.segments.length === 1 ? '1 segment' : `${s.segments.length} segments`;
-      note(io, `wrote ${where} (${bytes} bytes; ${s.bytes} bytes of ${s.ready?.format ?? format} audio, ${segments})`);
+      const requests = s.requestIds.length > 1 ? `, ${s.requestIds.length} requests` : '';
+      const seconds = secondsOf(delivered, layout());
+      note(io, `wrote ${where} (${bytes} bytes; ${s.bytes} bytes of ${s.ready?.format ?? format} audio${seconds ? `, ${seconds}` : ''}, ${segments}${requests})`);
     }
     return ExitCode.ok;
   } finally {
     await service.close();
   }
 }
+
+/**
+ * Progress of a long run on standard error: on a terminal one line redrawn
+ * (segments, audio seconds, ETA from the characters sent), off one a line
+ * every 5 s; nothing for a run shorter than that.
+ */
+function startProgress(io: Io, read: () => { parts: number; segments: number; seconds: number | undefined; sent: number }, totalChars: number | undefined): { stop(): void } {
+  const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
+  const t0 = performance.now();
+  let drawn = false;
+  const line = (): string => {
+    const p = read();
+    const elapsed = (performance.now() - t0) / 1000;
+    const parts = [`${p.segments} segments`];
+    if (p.seconds !== undefined) parts.push(`${p.seconds.toFixed(0)} s of audio`);
+    if (p.parts > 1) parts.push(`request ${p.parts}`);
+    if (totalChars !== undefined && p.sent > 0) {
+      const eta = Math.max(0, (elapsed * totalChars) / p.sent - elapsed);
+      parts.push(`${Math.round((100 * p.sent) / totalChars)} % of the text sent, ETA ${Math.ceil(eta)} s`);
+    }
+    return `voxpipe: ${parts.join(', ')}`;
+  };
+  const timer = setInterval(
+    () => {
+      if (tty) io.stderr.write(`\r${line()}\x1b[K`);
+      else io.stderr.write(`${line()}\n`);
+      drawn = true;
+    },
+    tty ? 500 : (numberOption(io.env['VOXPIPE_PROGRESS_MS'], 'VOXPIPE_PROGRESS_MS', 10) ?? PROGRESS_EVERY_MS),
+  );
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      if (tty && drawn) io.stderr.write('\r\x1b[K');
+    },
+  };
+}
+
+/** Off a terminal, a progress line this often (`VOXPIPE_PROGRESS_MS` changes it, for tests). */
+const PROGRESS_EVERY_MS = 5_000;
 
 function round(ms: number): number {
   return Math.round(ms * 100) / 100;

@@ -5,17 +5,24 @@
  * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
  */
 import { readFile } from 'node:fs/promises';
-import { DIALECTS } from '../server/dialect.js';
+import { describeDialect, dialectOf, type DialectName } from '../server/dialect.js';
 import type { AccountSeed } from '../server/index.js';
 import type { FaultPlan } from '../server/faults.js';
 import type { SqlStore } from '../server/store/sql.js';
-import { choice, numberOption, UsageError } from './args.js';
+import { numberOption, UsageError } from './args.js';
 import { Option, type CliCommand } from './command.js';
 import { ENGINE_CHOICES, type EngineChoice } from '../server/engines/choices.js';
 import { ExitCode, note, type Io } from './io.js';
 import { defined } from '../defined.js';
+import { LOCAL_DEV_API_KEY } from '../protocol/constants.js';
+import { VoxpipeError } from '../errors.js';
+import { checkDataDir } from './data-dir.js';
+
+/** The port `serve` listens on unless told otherwise. */
+export const DEFAULT_PORT = 8765;
 
 interface Options {
+  apiKey?: string;
   host?: string;
   port?: string;
   engine?: EngineChoice;
@@ -39,13 +46,14 @@ export const command: CliCommand<Options> = {
   declare(cmd) {
     cmd
       .addOption(new Option('--host <H>', 'the address to listen on').default('127.0.0.1'))
-      .addOption(new Option('--port <P>', 'a port, or 0 for a free one (the listening line says which)').default('0'))
+      .addOption(new Option('--port <P>', 'a port, or 0 for a free one (the listening line says which)').default(String(DEFAULT_PORT)))
+      .addOption(new Option('--api-key <KEY>', `the key the server accepts (one account); default VOXPIPE_API_KEY, else the public development key ${LOCAL_DEV_API_KEY}`).conflicts('accounts'))
       .addOption(new Option('--engine <E>', 'espeak when installed, else tone, with auto').choices(ENGINE_CHOICES).default('auto'))
       .addOption(new Option('--accounts <FILE>', 'a JSON array of { apiKey, userId, credits?, apiQuota? }; default one account with VOXPIPE_API_KEY, else sk-local-dev'))
       .addOption(new Option('--faults <JSON>', 'fault injection (FaultPlan), e.g. {"realtimeClose":{"afterAudioFrames":5,"code":1012}}; default none'))
       .addOption(new Option('--allow-private-urls', 'accept loopback and private URLs as task inputs; default off'))
       .addOption(new Option('--rate-limit <REQUESTS_PER_SECOND>', 'per account; default none'))
-      .addOption(new Option('--dialect <D>', 'how the points the spec leaves open are taken; default VOXPIPE_DIALECT, else reference').choices(DIALECTS))
+      .addOption(new Option('--dialect <D>', 'how the points the spec leaves open are taken: reference, alt, minimal, or random:SEED (every open point drawn; :off=POINT,... or :only=POINT,... switch points); default VOXPIPE_DIALECT, else reference'))
       .addOption(new Option('--demo', 'serve the browser demo at /demo; default off'))
       .addOption(new Option('--data <DIR>', 'keep accounts, voices, jobs, requests and the ledger in a PGlite database there, across restarts (one process per directory); default in memory').conflicts('database'))
       .addOption(new Option('--database <URL>', 'keep them in a PostgreSQL database instead (postgres://user:password@host:port/db; default VOXPIPE_DATABASE_URL), which several server processes may share'))
@@ -54,6 +62,16 @@ export const command: CliCommand<Options> = {
   },
   run: (_args, values, io) => serve(values, io),
 };
+
+/** A dialect's name, checked (a preset, or random:SEED...): a bad one is a usage error naming the choices. */
+function dialectName(value: string | undefined): DialectName | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return dialectOf(value).name;
+  } catch (err) {
+    throw new UsageError(`--dialect: ${(err as Error).message}`);
+  }
+}
 
 async function loadAccounts(path: string): Promise<AccountSeed[]> {
   let parsed: unknown;
@@ -69,18 +87,98 @@ async function loadAccounts(path: string): Promise<AccountSeed[]> {
   });
 }
 
+/** The faults `--faults` may arm, and the fields of each (FaultPlan in src/server/faults.ts). */
+const FAULT_FIELDS: Record<string, readonly string[] | 'number'> = {
+  realtimeClose: ['afterAudioFrames', 'code', 'times'],
+  realtimeError: ['afterAudioFrames', 'code', 'retryable', 'times'],
+  realtimeDrop: ['afterAudioFrames', 'times'],
+  latencyMs: 'number',
+  engineFailure: ['match', 'afterChunks', 'times'],
+};
+
+/** `--faults JSON`: a FaultPlan; an unknown fault or field is named (a typo would otherwise arm nothing, silently). */
+export function parseFaults(json: string): FaultPlan {
+  let plan: unknown;
+  try {
+    plan = JSON.parse(json);
+  } catch {
+    throw new UsageError('--faults must be a JSON object (see FaultPlan)');
+  }
+  if (plan === null || typeof plan !== 'object' || Array.isArray(plan)) throw new UsageError('--faults must be a JSON object (see FaultPlan)');
+  const known = Object.keys(FAULT_FIELDS).join(', ');
+  for (const [key, value] of Object.entries(plan)) {
+    const fields = FAULT_FIELDS[key];
+    if (fields === undefined) throw new UsageError(`--faults: unknown fault ${JSON.stringify(key)}; the faults are ${known}`);
+    if (fields === 'number') {
+      if (typeof value !== 'number' || !(value >= 0)) throw new UsageError(`--faults: ${key} must be a number of ms, 0 or more`);
+      continue;
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`--faults: ${key} must be an object with ${fields.join(', ')}`);
+    const unknown = Object.keys(value).filter((f) => !fields.includes(f));
+    if (unknown.length > 0) throw new UsageError(`--faults: ${key} has no ${unknown.map((f) => JSON.stringify(f)).join(', ')}; its fields are ${fields.join(', ')}`);
+  }
+  return plan as FaultPlan;
+}
+
 /**
  * --data DIR: PGlite there (one process per directory); --database URL (or
  * VOXPIPE_DATABASE_URL): that PostgreSQL, which several processes may
  * share; neither: in memory.
  */
-async function openStore(dataDir: string | undefined, databaseUrl: string | undefined, schema: string | undefined, io: Io): Promise<SqlStore | undefined> {
+async function openStore(dataDir: string | undefined, databaseUrl: string | undefined, schema: string | undefined, io: Io, setting = '--database'): Promise<SqlStore | undefined> {
   if (dataDir !== undefined && databaseUrl !== undefined) throw new UsageError('--data and --database (or VOXPIPE_DATABASE_URL) name two stores; give one');
   if (schema !== undefined && databaseUrl === undefined) throw new UsageError('--database-schema needs --database URL (or VOXPIPE_DATABASE_URL)');
-  if (dataDir !== undefined) return (await import('../server/store/pglite.js')).PgliteStore.open(dataDir);
+  if (dataDir !== undefined) {
+    await checkDataDir(dataDir, '--data');
+    return (await import('../server/store/pglite.js')).PgliteStore.open(dataDir);
+  }
   if (databaseUrl === undefined) return undefined;
   const { PostgresStore } = await import('../server/store/postgres.js');
-  return PostgresStore.open(databaseUrl, { ...defined({ schema }), onError: (err) => note(io, `database connection failed: ${err instanceof Error ? err.message : String(err)}; changes from now on are not kept`) });
+  try {
+    return await PostgresStore.open(databaseUrl, { ...defined({ schema }), onError: (err) => note(io, `database connection failed: ${err instanceof Error ? err.message : String(err)}; changes from now on are not kept`) });
+  } catch (err) {
+    throw databaseError(err, databaseUrl, setting);
+  }
+}
+
+/** PostgreSQL's SQLSTATE classes a user fixes in the URL or on the server. */
+const DATABASE_FIXES: Record<string, string> = {
+  '28P01': 'the password is wrong: fix it in the URL',
+  '28000': 'the server refuses this user: check the user name in the URL and pg_hba.conf',
+  '3D000': 'that database does not exist: create it, or name another in the URL',
+  '42501': 'this user may not create the tables: grant it CREATE on the database or schema',
+  '3F000': 'that schema does not exist and cannot be created: check --database-schema',
+};
+
+/** A store that cannot be opened: one line naming the setting, where (no password) and the fix; not VOXPIPE_BASE_URL. */
+export function databaseError(err: unknown, url: string, setting: string): VoxpipeError {
+  let where: string;
+  try {
+    const u = new URL(url);
+    where = `${u.username ? `${decodeURIComponent(u.username)}@` : ''}${u.host}${u.pathname}`;
+  } catch {
+    return new VoxpipeError('invalid_config', `${setting} is not a URL; give postgres://user:password@host:port/database`);
+  }
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== 'string') continue;
+    const fix = DATABASE_FIXES[code];
+    if (fix) return new VoxpipeError('database_unavailable', `${setting} (${where}): ${fix}`);
+    if (/^E[A-Z]+$/.test(code)) {
+      return new VoxpipeError('database_unavailable', `${setting} (${where}): cannot reach the database server (${code}); check the host and port in the URL and that PostgreSQL is running`);
+    }
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new VoxpipeError('database_unavailable', `${setting} (${where}): ${redactUrl(message, url)}; check the URL and the server`);
+}
+
+function redactUrl(message: string, url: string): string {
+  try {
+    const password = new URL(url).password;
+    return password ? message.split(decodeURIComponent(password)).join('***').split(password).join('***') : message;
+  } catch {
+    return message;
+  }
 }
 
 /** How a worker of `serve --workers N` tells the primary it listens (then it prints nothing to standard output). */
@@ -105,15 +203,9 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
   const rateLimit = numberOption(values.rateLimit, 'rate-limit', 0.01, 1_000_000);
   const engine = values.engine;
   // Where the spec leaves a point open, the dialect takes it one way (src/server/dialect.ts); default VOXPIPE_DIALECT, else reference.
-  const dialect = choice(values.dialect ?? (io.env['VOXPIPE_DIALECT'] || undefined), 'dialect', DIALECTS);
+  const dialect = dialectName(values.dialect ?? (io.env['VOXPIPE_DIALECT'] || undefined));
   let faults: FaultPlan | undefined;
-  if (values.faults) {
-    try {
-      faults = JSON.parse(values.faults) as FaultPlan;
-    } catch {
-      throw new UsageError('--faults must be a JSON object (see FaultPlan)');
-    }
-  }
+  if (values.faults) faults = parseFaults(values.faults);
   // --ephemeral (a global option): in memory, which serve is unless told where to keep its state.
   if (values.ephemeral && (values.data !== undefined || values.database !== undefined)) throw new UsageError('--ephemeral keeps nothing; it cannot be combined with --data or --database');
   const databaseUrl = values.database ?? (values.ephemeral ? undefined : io.env['VOXPIPE_DATABASE_URL'] || undefined);
@@ -125,7 +217,9 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
     const { serveCluster } = await import('./serve-cluster.js');
     return serveCluster(workers, { ...values, database: databaseUrl }, io, signals);
   }
-  const store = await openStore(values.data, databaseUrl, values.databaseSchema, io);
+  if (values.apiKey !== undefined && values.apiKey.trim() === '') throw new UsageError('--api-key needs a key');
+  const apiKey = values.apiKey ?? (io.env['VOXPIPE_API_KEY'] || LOCAL_DEV_API_KEY);
+  const store = await openStore(values.data, databaseUrl, values.databaseSchema, io, values.database !== undefined ? '--database' : 'VOXPIPE_DATABASE_URL');
   const { startServer } = await import('../server/index.js');
   const server = await startServer(
     defined({
@@ -133,7 +227,7 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
       host: values.host,
       port,
       engine,
-      accounts: values.accounts === undefined ? undefined : await loadAccounts(values.accounts),
+      accounts: values.accounts === undefined ? [{ apiKey, userId: 'local-dev' }] : await loadAccounts(values.accounts),
       faults,
       allowPrivateUrls: values.allowPrivateUrls,
       rateLimit: rateLimit === undefined ? undefined : { requestsPerSecond: rateLimit },
@@ -145,9 +239,14 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
   if (worker) worker.listening(line);
   else io.stdout.write(`${JSON.stringify(line)}\n`);
   if (worker && !worker.first) return waitForStop(server, store, io, signals, false);
-  note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${server.ctx.dialect.name}`);
+  note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${describeDialect(server.ctx.dialect.name)}`);
   if (values.demo) note(io, `demo at ${server.rootUrl}/demo (open it in a browser; it speaks for the first account)`);
-  note(io, `accepts the key ${values.accounts ? `of each account in ${values.accounts}` : io.env['VOXPIPE_API_KEY'] ? 'in VOXPIPE_API_KEY' : '"sk-local-dev" (set VOXPIPE_API_KEY to choose another)'}; local files as inputs need --allow-private-urls`);
+  // The public development key is no secret: say it (note() would redact it, as every key the server holds).
+  if (values.accounts === undefined && apiKey === LOCAL_DEV_API_KEY) {
+    io.stderr.write(`voxpipe: accepts the key ${LOCAL_DEV_API_KEY} (the public development key; --api-key KEY or VOXPIPE_API_KEY for your own); local files as inputs need --allow-private-urls\n`);
+  } else {
+    note(io, `accepts the key ${values.accounts ? `of each account in ${values.accounts}` : values.apiKey !== undefined ? 'given by --api-key' : 'in VOXPIPE_API_KEY'}; local files as inputs need --allow-private-urls`);
+  }
   return waitForStop(server, store, io, signals, true);
 }
 

@@ -21,8 +21,37 @@ const CODE_BY_STATUS: Readonly<Record<number, string>> = {
   429: 'rate_limited',
 };
 
-/** Longest piece of a non-JSON body quoted in a message. */
-const MAX_QUOTED_BODY_CHARS = 200;
+/** Longest excerpt of a non-JSON body quoted in a message, in characters. */
+const MAX_QUOTED_BODY_CHARS = 120;
+
+/**
+ * A non-JSON error body (an HTML 500 page, a proxy's text) as one short line:
+ * markup, scripts and styles dropped, entities of whitespace and the common
+ * five decoded, whitespace collapsed, cut at `MAX_QUOTED_BODY_CHARS` with an
+ * ellipsis. Empty when nothing readable is left.
+ */
+export function bodyExcerpt(bodyText: string, maxChars: number = MAX_QUOTED_BODY_CHARS): string {
+  const looksLikeMarkup = /<\/?[a-z!][^>]*>/i.test(bodyText);
+  const text = looksLikeMarkup
+    ? bodyText
+        .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
+        .replace(/<!--[\s\S]*?-->/g, ' ')
+        .replace(/<[^>]*>/g, ' ')
+        .replace(/&nbsp;/gi, ' ')
+        .replace(/&lt;/gi, '<')
+        .replace(/&gt;/gi, '>')
+        .replace(/&quot;/gi, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&amp;/gi, '&')
+    : bodyText;
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length <= maxChars ? line : `${line.slice(0, maxChars - 1).trimEnd()}…`;
+}
+
+/** A message of the server's as one line (the error contract: one line per error). */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
 
 /** Headers that carry the server's request id (spec 4.1). */
 export const REQUEST_ID_HEADERS = [HEADERS.requestId, HEADERS.svcRequestId] as const;
@@ -74,8 +103,12 @@ export function apiErrorFromResponse(status: number, headers: Headers, bodyText:
   const code = typeof rawCode === 'string' && rawCode !== '' ? rawCode : typeof rawCode === 'number' ? String(rawCode) : (CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : `http_${status}`));
   // A string `error` member (e.g. `{ error: "..." }`) is the message of some bodies.
   const rawMessage = obj?.['message'] ?? (isRecord(parsed) && typeof parsed['error'] === 'string' ? parsed['error'] : undefined);
-  const quoted = parsed === undefined && bodyText.trim() !== '' ? `: ${bodyText.trim().slice(0, MAX_QUOTED_BODY_CHARS)}` : '';
-  const message = typeof rawMessage === 'string' && rawMessage !== '' ? rawMessage : `${context} failed with HTTP ${status}${quoted}`;
+  // A body that is not JSON (an HTML error page, a proxy's text): status, content type and a short excerpt, on one line.
+  const contentType = headers.get('content-type')?.split(';')[0]?.trim();
+  // Redacted before it is cut, so no part of an echoed key can survive the cut.
+  const excerpt = obj === undefined ? bodyExcerpt(redact(bodyText)) : '';
+  const quoted = `${contentType ? ` (${contentType})` : ''}${excerpt ? `: ${excerpt}` : ''}`;
+  const message = typeof rawMessage === 'string' && oneLine(rawMessage) !== '' ? oneLine(rawMessage) : `${context} failed with HTTP ${status}${obj === undefined ? quoted : ''}`;
   const bodyRequestId = obj?.['requestId'] ?? obj?.['request_id'] ?? (isRecord(parsed) ? (parsed['requestId'] ?? parsed['request_id']) : undefined);
   const requestId = typeof bodyRequestId === 'string' ? bodyRequestId : requestIdFromHeaders(headers);
 

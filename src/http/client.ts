@@ -44,6 +44,14 @@ export interface HttpClientOptions {
   timeoutMs?: number;
   /** Retries after the first attempt where retrying is safe; default 2. */
   maxRetries?: number;
+  /**
+   * Deadline of one request, all its attempts and waits included, ms; default
+   * `timeoutMs × (maxRetries + 1) + maxRetryAfterMs × maxRetries`, the longest
+   * its retry budget could take anyway (300 s by default), so the default
+   * never cuts a budgeted retry short. It bounds the wait for a 409
+   * `ERR_REQUEST_IN_PROGRESS`, which the retry budget does not (spec 3.6, 7.2).
+   */
+  deadlineMs?: number;
   /** First backoff delay, ms; default 500. */
   initialRetryDelayMs?: number;
   /** Backoff cap, ms; default 8_000. */
@@ -58,6 +66,8 @@ export interface HttpClientOptions {
   sleep?: SleepFn;
   /** Source of jitter in [0, 1); default `Math.random`. */
   random?: () => number;
+  /** Clock of deadlines and `Retry-After` dates, ms since the epoch; default `Date.now` (tests inject one their sleep advances). */
+  now?: () => number;
   /** Called before every retry (every request of this client). */
   onRetry?: (info: RetryInfo) => void;
   /** `User-Agent` header; default `voxpipe`. */
@@ -88,6 +98,8 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Default the client's. */
   maxRetries?: number;
+  /** Deadline of this request, all attempts and waits included, ms; default the client's (see `HttpClientOptions.deadlineMs`). */
+  deadlineMs?: number;
   /** Called before each retry of this request (besides the client's `onRetry`). */
   onRetry?: ((info: RetryInfo) => void) | undefined;
 }
@@ -169,6 +181,8 @@ export class HttpClient {
   readonly rootUrl: string;
   readonly timeoutMs: number;
   readonly maxRetries: number;
+  readonly #deadlineMs: number | undefined;
+  readonly #now: () => number;
   readonly #apiKey: string;
   readonly #policy: RetryPolicy;
   readonly #maxRedirects: number;
@@ -189,6 +203,8 @@ export class HttpClient {
     this.rootUrl = parseUrlOption('rootUrl', options.rootUrl ?? deriveRootUrl(options.baseUrl)).href.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? 60_000; // 60 s per attempt
     this.maxRetries = options.maxRetries ?? 2;
+    this.#deadlineMs = options.deadlineMs;
+    this.#now = options.now ?? Date.now;
     this.#policy = {
       maxRetries: this.maxRetries,
       initialDelayMs: options.initialRetryDelayMs ?? DEFAULT_BACKOFF.initialDelayMs, // 0.5 s
@@ -236,37 +252,55 @@ export class HttpClient {
     const resendSafe = isResendSafe(method, headers, options.idempotent);
     const policy = { ...this.#policy, maxRetries: options.maxRetries ?? this.#policy.maxRetries };
     const context = `${method} ${url.pathname}`;
-    const started = Date.now();
+    const started = this.#now();
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const deadline = started + (options.deadlineMs ?? this.#deadlineMs ?? timeoutMs * (policy.maxRetries + 1) + policy.maxRetryAfterMs * policy.maxRetries);
+    const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
     // p-retry runs the attempts; decideRetry (the spec's resend rules,
-    // Retry-After) decides after each failure, and the wait it names is slept
-    // in onFailedAttempt, so p-retry's own delay schedule is off (minTimeout 0).
+    // Retry-After, the deadline) decides after each failure, and the wait it
+    // names is slept in onFailedAttempt, so p-retry's own delay schedule and
+    // count are off (minTimeout 0, retries unbounded): the budget is counted
+    // here, because a 409 in progress is waited out without spending it.
     let retryAfterMs: number | undefined;
+    let budgeted = 0;
+    let inProgressWaits = 0;
     const outcome = await pRetry(
       async (attemptNumber) => {
-        const attempted = await this.#attempt(method, url, headers, encoded.body, options, context);
+        // No attempt runs past the deadline.
+        const attempted = await this.#attempt(method, url, headers, encoded.body, options, context, Math.max(1, Math.min(timeoutMs, deadline - this.#now())));
         if (!(attempted instanceof Failed)) return { value: attempted, retries: attemptNumber - 1 };
         retryAfterMs = attempted.retryAfterMs;
         throw attempted.error;
       },
       {
-        retries: policy.maxRetries,
+        retries: Number.POSITIVE_INFINITY,
         minTimeout: 0,
         onFailedAttempt: async ({ error: failure, attemptNumber }) => {
           // Only a service's answer or no answer may be retried; errors of our own (invalid
           // JSON, too many redirects, anything #attempt threw) are not transient.
           if (!(failure instanceof ApiError || failure instanceof ConnectionError || failure instanceof TimeoutError)) throw failure;
-          const attempt = attemptNumber - 1; // retries made so far
           const status = failure instanceof ApiError ? failure.status : undefined;
-          const decision = decideRetry({ status, code: failure.code, retryAfterMs, resendSafe, attempt }, policy, this.#random());
+          const remainingMs = deadline - this.#now();
+          const decision = decideRetry({ status, code: failure.code, retryAfterMs, resendSafe, attempt: budgeted, inProgressWaits, remainingMs }, policy, this.#random());
           if (!decision.retry) {
+            if (status === 409 && decision.reason === 'deadline') {
+              throw new TimeoutError(
+                `${context}: the server still had this request in progress ${seconds(this.#now() - started)} after it was first sent` +
+                  `${retryAfterMs === undefined ? '' : ` and asked to wait ${seconds(retryAfterMs)} more`}, past the request's deadline of ${seconds(deadline - started)}` +
+                  ' (resending the same request id later is not charged twice)',
+                { retryable: true, cause: failure },
+              );
+            }
             // Say the real wait: a timeout after retries took several attempts' time, not one.
-            if (failure instanceof TimeoutError && attempt > 0) {
-              throw new TimeoutError(`${context}: no answer after ${attempt + 1} attempts in ${((Date.now() - started) / 1000).toFixed(1)} s (each attempt waited ${options.timeoutMs ?? this.timeoutMs} ms)`, { retryable: true, cause: failure });
+            if (failure instanceof TimeoutError && attemptNumber > 1) {
+              throw new TimeoutError(`${context}: no answer after ${attemptNumber} attempts in ${seconds(this.#now() - started)} (each attempt waited ${timeoutMs} ms)`, { retryable: true, cause: failure });
             }
             throw failure;
           }
-          const info: RetryInfo = { attempt: attempt + 1, error: failure, delayMs: decision.delayMs, method, path: url.pathname };
+          if (decision.budgeted) budgeted++;
+          else inProgressWaits++;
+          const info: RetryInfo = { attempt: attemptNumber, error: failure, delayMs: decision.delayMs, method, path: url.pathname };
           this.#onRetry?.(info);
           options.onRetry?.(info);
           await this.#sleep(decision.delayMs, options.signal);
@@ -303,9 +337,8 @@ export class HttpClient {
     return this.binary({ path: url, root: true, ...options });
   }
 
-  async #attempt(method: string, url: URL, headers: Record<string, string>, body: BodyInit | undefined, options: RequestOptions, context: string): Promise<Attempted | Failed> {
+  async #attempt(method: string, url: URL, headers: Record<string, string>, body: BodyInit | undefined, options: RequestOptions, context: string, timeoutMs: number): Promise<Attempted | Failed> {
     if (options.signal?.aborted) throw abortErrorOf(options.signal);
-    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -318,7 +351,7 @@ export class HttpClient {
       const res = await this.#fetchFollowing(method, url, headers, body, controller.signal, context);
       const contentType = res.headers.get('content-type') ?? '';
       const meta = { status: res.status, headers: res.headers, url: res.url || url.href, requestId: requestIdFromHeaders(res.headers) };
-      if (!res.ok) return new Failed(apiErrorFromResponse(res.status, res.headers, await res.text(), context), parseRetryAfterMs(res.headers.get('retry-after')));
+      if (!res.ok) return new Failed(apiErrorFromResponse(res.status, res.headers, await res.text(), context, this.#now()), parseRetryAfterMs(res.headers.get('retry-after'), this.#now()));
       if (method === HttpMethod.head || res.status === 204) {
         await res.body?.cancel();
         return { ...meta, kind: 'json', data: null };

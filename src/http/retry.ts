@@ -82,8 +82,12 @@ export function parseRetryAfterMs(value: string | null | undefined, nowMs: numbe
   return Math.max(0, at - nowMs);
 }
 
-/** What the client should do after a failed attempt. */
-export type RetryDecision = { retry: false } | { retry: true; delayMs: number };
+/**
+ * What the client should do after a failed attempt: retry after `delayMs`
+ * (`budgeted`: the retry counts against `maxRetries`; a 409 in progress does
+ * not), or stop (`deadline`: a retry would end past the request's deadline).
+ */
+export type RetryDecision = { retry: false; reason?: 'deadline' } | { retry: true; delayMs: number; budgeted: boolean };
 
 export interface FailureInfo {
   /** HTTP status, or undefined for a network failure or timeout. */
@@ -94,40 +98,50 @@ export interface FailureInfo {
   retryAfterMs: number | undefined;
   /** Whether the request may be resent after possible execution (see `isResendSafe`). */
   resendSafe: boolean;
-  /** Retries already made. */
+  /** Retries already made that count against `maxRetries`. */
   attempt: number;
+  /** Waits on a 409 `ERR_REQUEST_IN_PROGRESS` already made (they do not count against `maxRetries`); default 0. */
+  inProgressWaits?: number;
+  /** Time left before the request's deadline, ms; undefined: no deadline. */
+  remainingMs?: number;
 }
 
 export interface RetryPolicy extends BackoffOptions {
   /** Retries after the first attempt; default 2. */
   maxRetries: number;
-  /** A `Retry-After` longer than this is not waited for: the error is thrown; default 60_000 ms. */
+  /** A `Retry-After` longer than this is not waited for: the error is thrown; default 60_000 ms. Not applied to a 409 in progress, which the deadline bounds. */
   maxRetryAfterMs: number;
 }
 
 /**
  * Decide whether to retry. 429: always (it was refused), waiting `Retry-After`
  * when given. 5xx, network failures and timeouts: only when `resendSafe`.
- * 409 `ERR_REQUEST_IN_PROGRESS`: wait and resend the same id (it has one by
- * definition). Everything else: never.
+ * 409 `ERR_REQUEST_IN_PROGRESS` (spec 3.6, 7.2 "follow the code"): the same
+ * request id is still being generated, so it is waited out for as long as the
+ * server says (`Retry-After`, else the backoff) and asked again, however many
+ * times, bounded by the request's deadline and not by `maxRetries`.
+ * Everything else: never. No retry is made whose wait ends past the deadline.
  */
 export function decideRetry(failure: FailureInfo, policy: RetryPolicy, random: number = Math.random()): RetryDecision {
+  const left = failure.remainingMs ?? Number.POSITIVE_INFINITY;
+  const after = (delayMs: number, budgeted: boolean): RetryDecision => (delayMs < left ? { retry: true, delayMs, budgeted } : { retry: false, reason: 'deadline' });
+  const { status } = failure;
+  if (status === 409) {
+    if (failure.code !== REQUEST_IN_PROGRESS || !failure.resendSafe) return { retry: false };
+    return after(failure.retryAfterMs ?? backoffDelayMs((failure.inProgressWaits ?? 0) + 1, policy, random), false);
+  }
   if (failure.attempt >= policy.maxRetries) return { retry: false };
   const backoff = backoffDelayMs(failure.attempt + 1, policy, random);
-  const { status } = failure;
   if (status === 429) {
     if (failure.retryAfterMs !== undefined) {
-      return failure.retryAfterMs > policy.maxRetryAfterMs ? { retry: false } : { retry: true, delayMs: failure.retryAfterMs };
+      return failure.retryAfterMs > policy.maxRetryAfterMs ? { retry: false } : after(failure.retryAfterMs, true);
     }
-    return { retry: true, delayMs: backoff };
-  }
-  if (status === 409) {
-    return failure.code === REQUEST_IN_PROGRESS && failure.resendSafe ? { retry: true, delayMs: Math.max(backoff, failure.retryAfterMs ?? 0) } : { retry: false };
+    return after(backoff, true);
   }
   if (status === undefined || status >= 500) {
     if (!failure.resendSafe) return { retry: false };
     const wait = Math.max(backoff, failure.retryAfterMs ?? 0);
-    return wait > policy.maxRetryAfterMs ? { retry: false } : { retry: true, delayMs: wait };
+    return wait > policy.maxRetryAfterMs ? { retry: false } : after(wait, true);
   }
   return { retry: false };
 }

@@ -96,14 +96,18 @@ export interface BaseTask {
 /** Read the common fields from a task object. */
 export function baseTaskFields(obj: JsonObject, family: string): BaseTask {
   const rawStatus = str(obj, 'status', 'state') ?? 'pending';
-  const error = asObject(obj['error']);
+  const error = asObject(obj['error'] ?? obj['failure'] ?? obj['failure_reason'] ?? obj['failureReason']);
   return {
     id: str(obj, 'taskId', 'task_id', 'jobId', 'job_id', 'id') ?? '',
     status: normalizeStatus(rawStatus),
     rawStatus,
     family,
-    errorCode: str(obj, 'errorCode', 'error_code') ?? str(error, 'code'),
-    errorMessage: str(obj, 'errorMessage', 'error_message') ?? str(error, 'message') ?? (typeof obj['error'] === 'string' ? obj['error'] : undefined),
+    // The job's own error code, in whichever spelling the deployment uses.
+    errorCode: str(obj, 'errorCode', 'error_code', 'failureCode', 'failure_code') ?? str(error, 'code', 'type', 'errorCode', 'error_code'),
+    errorMessage:
+      str(obj, 'errorMessage', 'error_message', 'failureMessage', 'failure_message') ??
+      str(error, 'message', 'detail', 'reason') ??
+      (typeof obj['error'] === 'string' ? obj['error'] : typeof obj['failure_reason'] === 'string' ? obj['failure_reason'] : typeof obj['failureReason'] === 'string' ? obj['failureReason'] : undefined),
     creditsCharged: num(obj, 'creditsCharged', 'creditsUsed', 'credits_charged', 'credits_used', 'quotaCharged'),
     createdAt: str(obj, 'createdAt', 'created_at'),
     startedAt: str(obj, 'startedAt', 'started_at'),

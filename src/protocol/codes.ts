@@ -157,6 +157,8 @@ export const LocalErrorCode = {
   /** A task with nothing to download, or a kind of task that has no download. */
   noResult: 'no_result',
   unsupported: 'unsupported',
+  /** A segment ended with less audio than the server said it carries, and no recovery could supply the rest. */
+  audioIncomplete: 'audio_incomplete',
 } as const;
 export type LocalErrorCode = (typeof LocalErrorCode)[keyof typeof LocalErrorCode];
 
@@ -250,6 +252,8 @@ const KINDS = {
   recovery_unavailable: 'request',
   no_result: 'request',
   unsupported: 'request',
+  // Another attempt or transport may deliver the whole segment.
+  audio_incomplete: 'transient',
 } as const satisfies Readonly<Record<string, CodeKind>>;
 
 /** Every code of the catalogue. */

@@ -197,7 +197,8 @@ export const UsageEventSchema = z.looseObject({
   segment_units: z.number(),
   session_units: z.number(),
   quota_remaining: z.number(),
-  audio_bytes: z.number(),
+  /** Audio bytes of the segment; absent when the deployment does not say (unknown is not 0). */
+  audio_bytes: z.number().optional(),
 });
 
 export const SegmentCompletedEventSchema = z.looseObject({
@@ -206,7 +207,8 @@ export const SegmentCompletedEventSchema = z.looseObject({
   request_id: z.string(),
   segment_id: z.string(),
   units: z.number(),
-  audio_bytes: z.number(),
+  /** Audio bytes of the segment; absent when the deployment does not say (unknown is not 0). */
+  audio_bytes: z.number().optional(),
 });
 
 export const RequestStatusEventSchema = z.looseObject({
@@ -302,7 +304,8 @@ export const SegmentManifestEntrySchema = z.looseObject({
   state: z.enum(['accepted', 'completed', 'failed']),
   characters: z.number(),
   units: z.number(),
-  audio_bytes: z.number(),
+  /** Absent when the deployment does not say (unknown is not 0). */
+  audio_bytes: z.number().optional(),
   /** Route of the segment's complete audio in the request's format (needs the Bearer key), when stored. */
   audio_url: z.string().optional(),
 });

@@ -43,6 +43,12 @@ function isProtoKey(bytes: Uint8Array, start: number, end: number): boolean {
   return true;
 }
 
+/** Big-endian lengths read from the bytes (no DataView to allocate per frame; the caller checked the bounds). */
+const u16 = (b: Uint8Array, at: number): number => (b[at]! << 8) | b[at + 1]!;
+const u32 = (b: Uint8Array, at: number): number => b[at]! * 0x1000000 + ((b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!);
+
+const shape = (problem: ShapeProblem | null, values: number, mapEntries: number): ShapeReport => ({ problem, values, mapEntries });
+
 /** What `inspectShape` learnt about a frame. */
 export interface ShapeReport {
   /** The first problem found, or null. `not_a_map` is only reported for a well-formed frame. */
@@ -61,22 +67,19 @@ export interface ShapeReport {
  * 0xc1 is `reserved_type`, and a well-formed array is `not_a_map`.
  */
 export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Number.POSITIVE_INFINITY): ShapeReport {
-  const report: ShapeReport = { problem: null, values: 0, mapEntries: 0 };
-  const fail = (problem: ShapeProblem): ShapeReport => {
-    report.problem = problem;
-    return report;
-  };
-  if (bytes.length === 0) return fail('truncated');
+  // The loop's state lives in locals no closure captures (so they stay in
+  // registers); the report is built once, where the scan ends.
+  let values = 0;
+  let mapEntries = 0;
+  if (bytes.length === 0) return shape('truncated', values, mapEntries);
   const first = bytes[0]!;
   const isMap = (first >= 0x80 && first <= 0x8f) || first === 0xde || first === 0xdf;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let pos = 0;
   // Values still to read at each open container level, and whether it is a map.
   const pending: number[] = [1];
   const inMap: boolean[] = [false];
   const len = bytes.length;
 
-  const need = (n: number): boolean => pos + n <= len;
   while (pending.length > 0) {
     const left = pending[pending.length - 1]!;
     if (left === 0) {
@@ -87,10 +90,10 @@ export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Nu
     // A map's children alternate key, value: with an even count left, a key comes.
     const isKey = inMap[inMap.length - 1]! && left % 2 === 0;
     pending[pending.length - 1] = left - 1;
-    if (!need(1)) return fail('truncated');
+    if (pos + 1 > len) return shape('truncated', values, mapEntries);
     // Counting every value bounds the objects the decoder will build: a 1 MiB
     // frame of empty maps would otherwise become a million objects.
-    if (++report.values > maxValues) return fail('too_many_values');
+    if (++values > maxValues) return shape('too_many_values', values, mapEntries);
     const b = bytes[pos++]!;
     let children = 0;
     let skip = 0;
@@ -101,7 +104,7 @@ export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Nu
       // fixint, nil, bool
     } else if (b >= 0x80 && b <= 0x8f) {
       children = (b & 0x0f) * 2;
-      report.mapEntries += b & 0x0f;
+      mapEntries += b & 0x0f;
       container = true;
       map = true;
     } else if (b >= 0x90 && b <= 0x9f) {
@@ -114,12 +117,12 @@ export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Nu
     }
     else {
       switch (b) {
-        case 0xc4: case 0xd9: if (!need(1)) return fail('truncated'); skip = bytes[pos]!; pos += 1; str = b === 0xd9; break;
-        case 0xc5: case 0xda: if (!need(2)) return fail('truncated'); skip = view.getUint16(pos); pos += 2; str = b === 0xda; break;
-        case 0xc6: case 0xdb: if (!need(4)) return fail('truncated'); skip = view.getUint32(pos); pos += 4; str = b === 0xdb; break;
-        case 0xc7: if (!need(2)) return fail('truncated'); skip = bytes[pos]! + 1; pos += 1; break;
-        case 0xc8: if (!need(3)) return fail('truncated'); skip = view.getUint16(pos) + 1; pos += 2; break;
-        case 0xc9: if (!need(5)) return fail('truncated'); skip = view.getUint32(pos) + 1; pos += 4; break;
+        case 0xc4: case 0xd9: if (pos + 1 > len) return shape('truncated', values, mapEntries); skip = bytes[pos]!; pos += 1; str = b === 0xd9; break;
+        case 0xc5: case 0xda: if (pos + 2 > len) return shape('truncated', values, mapEntries); skip = u16(bytes, pos); pos += 2; str = b === 0xda; break;
+        case 0xc6: case 0xdb: if (pos + 4 > len) return shape('truncated', values, mapEntries); skip = u32(bytes, pos); pos += 4; str = b === 0xdb; break;
+        case 0xc7: if (pos + 2 > len) return shape('truncated', values, mapEntries); skip = bytes[pos]! + 1; pos += 1; break;
+        case 0xc8: if (pos + 3 > len) return shape('truncated', values, mapEntries); skip = u16(bytes, pos) + 1; pos += 2; break;
+        case 0xc9: if (pos + 5 > len) return shape('truncated', values, mapEntries); skip = u32(bytes, pos) + 1; pos += 4; break;
         case 0xca: skip = 4; break;
         case 0xcb: skip = 8; break;
         case 0xcc: case 0xd0: skip = 1; break;
@@ -131,36 +134,36 @@ export function inspectShape(bytes: Uint8Array, maxDepth: number, maxValues = Nu
         case 0xd6: skip = 5; break;
         case 0xd7: skip = 9; break;
         case 0xd8: skip = 17; break;
-        case 0xdc: if (!need(2)) return fail('truncated'); children = view.getUint16(pos); pos += 2; container = true; break;
-        case 0xdd: if (!need(4)) return fail('truncated'); children = view.getUint32(pos); pos += 4; container = true; break;
-        case 0xde: if (!need(2)) return fail('truncated'); children = view.getUint16(pos) * 2; pos += 2; report.mapEntries += children / 2; container = true; map = true; break;
-        case 0xdf: if (!need(4)) return fail('truncated'); children = view.getUint32(pos) * 2; pos += 4; report.mapEntries += children / 2; container = true; map = true; break;
-        default: return fail('reserved_type'); // 0xc1
+        case 0xdc: if (pos + 2 > len) return shape('truncated', values, mapEntries); children = u16(bytes, pos); pos += 2; container = true; break;
+        case 0xdd: if (pos + 4 > len) return shape('truncated', values, mapEntries); children = u32(bytes, pos); pos += 4; container = true; break;
+        case 0xde: if (pos + 2 > len) return shape('truncated', values, mapEntries); children = u16(bytes, pos) * 2; pos += 2; mapEntries += children / 2; container = true; map = true; break;
+        case 0xdf: if (pos + 4 > len) return shape('truncated', values, mapEntries); children = u32(bytes, pos) * 2; pos += 4; mapEntries += children / 2; container = true; map = true; break;
+        default: return shape('reserved_type', values, mapEntries); // 0xc1
       }
     }
     if (skip > 0) {
-      if (!need(skip)) return fail('truncated');
+      if (pos + skip > len) return shape('truncated', values, mapEntries);
       if (str) {
-        if (!isValidUtf8(bytes, pos, pos + skip)) return fail('invalid_utf8');
-        if (isKey && isProtoKey(bytes, pos, pos + skip)) return fail('forbidden_key');
+        if (!isValidUtf8(bytes, pos, pos + skip)) return shape('invalid_utf8', values, mapEntries);
+        if (isKey && isProtoKey(bytes, pos, pos + skip)) return shape('forbidden_key', values, mapEntries);
       }
       pos += skip;
     }
     if (container) {
       // Each child takes at least one byte: a declared count beyond the
       // remaining bytes is a lie, refused before anything is allocated.
-      if (children > len - pos) return fail('truncated');
+      if (children > len - pos) return shape('truncated', values, mapEntries);
       // pending holds the root slot plus one entry per open container, so its
       // length is this container's nesting level (the top map is level 1).
-      if (pending.length > maxDepth) return fail('too_deep');
+      if (pending.length > maxDepth) return shape('too_deep', values, mapEntries);
       if (children > 0) {
         pending.push(children);
         inMap.push(map);
       }
     }
   }
-  if (pos !== len) return fail('trailing_bytes');
-  return isMap ? report : fail('not_a_map');
+  if (pos !== len) return shape('trailing_bytes', values, mapEntries);
+  return shape(isMap ? null : 'not_a_map', values, mapEntries);
 }
 
 /**

@@ -216,13 +216,14 @@ function readEvent(map: JsonObject): ReadResult {
       return {
         kind: 'event',
         event: {
-          ...base,
+          ...withoutAudioBytes(map),
+          ...envelope(map),
           event: 'segment_completed',
           request_id: str(map, 'request_id') ?? '',
           segment_id: segmentId,
           units: num(map, ...FIELD_ALIASES.units) ?? 0,
-          // Unknown: 0, so no "audio lost" warning is made up from a missing count.
-          audio_bytes: num(map, ...FIELD_ALIASES.audio_bytes) ?? 0,
+          // Unknown stays unknown (absent), never 0: 0 would be a count to reconcile against.
+          ...audioBytes(map),
         },
       };
     }
@@ -232,14 +233,15 @@ function readEvent(map: JsonObject): ReadResult {
       return {
         kind: 'event',
         event: {
-          ...base,
+          ...withoutAudioBytes(map),
+          ...envelope(map),
           event: 'usage',
           request_id: str(map, 'request_id') ?? '',
           segment_id: segmentId,
           segment_units: num(map, 'segment_units', 'units') ?? 0,
           session_units: num(map, 'session_units') ?? 0,
           quota_remaining: num(map, 'quota_remaining', 'remaining_quota') ?? Number.NaN,
-          audio_bytes: num(map, ...FIELD_ALIASES.audio_bytes) ?? 0,
+          ...audioBytes(map),
         },
       };
     }
@@ -334,6 +336,18 @@ function errorCodeOf(map: JsonObject): { code: string; rawCode?: unknown } {
   return { code: UNKNOWN_SERVER_ERROR, rawCode: map['code'] ?? null };
 }
 
+/** `audio_bytes` under any of its names, when the deployment says it (a non-negative whole number); nothing otherwise. */
+function audioBytes(map: JsonObject): { audio_bytes?: number } {
+  const n = num(map, ...FIELD_ALIASES.audio_bytes);
+  return n !== undefined && Number.isSafeInteger(n) && n >= 0 ? { audio_bytes: n } : {};
+}
+
+/** The frame's own fields but its audio bytes (which `audioBytes()` reads under any name). */
+function withoutAudioBytes(map: JsonObject): JsonObject {
+  const { audio_bytes: _dropped, ...rest } = map;
+  return rest;
+}
+
 /** A manifest entry, or undefined when it names no segment. */
 function manifestEntry(value: unknown): SegmentManifestEntry | undefined {
   if (!isObject(value)) return undefined;
@@ -347,8 +361,9 @@ function manifestEntry(value: unknown): SegmentManifestEntry | undefined {
     state: (str(value, 'state', 'status') ?? '') as SegmentManifestEntry['state'],
     characters: num(value, ...FIELD_ALIASES.characters) ?? 0,
     units: num(value, ...FIELD_ALIASES.units) ?? 0,
-    audio_bytes: num(value, ...FIELD_ALIASES.audio_bytes) ?? 0,
   };
+  delete entry.audio_bytes;
+  Object.assign(entry, audioBytes(value));
   delete entry.audio_url;
   const url = str(value, ...FIELD_ALIASES.audio_url);
   if (url !== undefined) entry.audio_url = url;

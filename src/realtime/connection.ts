@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, registerSecret, TimeoutError, type VoxpipeError } from '../errors.js';
-import { encodeFrame, readServerFrame } from '../protocol/codec.js';
+import { encodeFrame, readServerFrame } from '../protocol/wire.js';
 import { CloseCode, ErrorCode, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/constants.js';
 import type { AuthenticatedEvent, ClientEvent, ServerEvent } from '../protocol/events.js';
 import { LIMITS } from '../protocol/limits.js';

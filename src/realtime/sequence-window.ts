@@ -4,12 +4,23 @@
  * no I/O; both realtime sessions (the reliable machine and SimpleSession)
  * feed it every frame of a connection.
  *
+ * The spec says only that sequences increase: not where they start, not
+ * their scope, not that they are contiguous. So:
  * - A frame with the next expected sequence is released at once, with the
  *   held frames that follow it.
  * - A frame ahead of the next expected one is held, up to `windowFrames`
  *   frames. When one more would not fit, the missing sequences are given up
- *   as a gap and the held frames are released from the lowest one on.
- * - A sequence already released or already held is an exact repeat: dropped.
+ *   (a `gap`: numbering may legally skip, so a gap is not a loss; the byte
+ *   count of the segment says whether audio is missing) and the held frames
+ *   are released from the lowest one on. From then on the window holds
+ *   nothing: with numbering that skips, it would hold every frame.
+ * - Before anything was released, a frame below the expected start moves the
+ *   start down to it (a deployment counting from 0), and a frame further
+ *   ahead than the window could reorder moves it up (counting from 1000).
+ * - A sequence seen before (held or released) is a repeat: dropped, and
+ *   counted. A frame never seen is never dropped as a repeat: one that comes
+ *   after a higher sequence was already released is `late` (it cannot be put
+ *   back in order; the segment's byte count then shows the shortfall).
  */
 
 /** Frames held while waiting for a missing one; default of `reorderWindowFrames`. */
@@ -27,18 +38,23 @@ export interface SequenceVerdict<T> {
   release: T[];
   /** The pushed sequence was seen before: its item was dropped. */
   duplicate: boolean;
-  /** Sequences given up on (never arrived within the window). */
+  /** Sequences skipped over (never arrived within the window). */
   gaps: SequenceGap[];
+  /** The pushed frame came after a higher sequence was released: it cannot be emitted in order. */
+  late?: boolean;
 }
 
 export class SequenceWindow<T> {
-  readonly #windowFrames: number;
+  /** Frames held at most; 0 once a gap was skipped (a numbering with gaps would hold every frame). */
+  #windowFrames: number;
   readonly #held = new Map<number, T>();
+  readonly #seen = new Set<number>();
   #next: number;
+  #released = false;
 
   /**
-   * @param windowFrames frames held at most while one is missing; default 16 (0: never hold, report every gap at once)
-   * @param first the first sequence of a connection; default 1
+   * @param windowFrames frames held at most while one is missing; default 16 (0: never hold, skip every gap at once)
+   * @param first the sequence expected first; default 1 (moved by the first frames, see the class comment)
    */
   constructor(windowFrames: number = DEFAULT_REORDER_WINDOW_FRAMES, first = 1) {
     this.#windowFrames = Math.max(0, Math.floor(windowFrames));
@@ -56,8 +72,17 @@ export class SequenceWindow<T> {
   }
 
   push(sequence: number, item: T): SequenceVerdict<T> {
-    if (!Number.isSafeInteger(sequence) || sequence < this.#next || this.#held.has(sequence)) {
-      return { release: [], duplicate: true, gaps: [] };
+    if (!Number.isSafeInteger(sequence)) {
+      // Not orderable: released where it came (the reader never produces one).
+      return { release: [item], duplicate: false, gaps: [] };
+    }
+    if (this.#seen.has(sequence)) return { release: [], duplicate: true, gaps: [] };
+    this.#seen.add(sequence);
+    if (sequence < this.#next) {
+      if (this.#released) return { release: [], duplicate: false, gaps: [], late: true };
+      this.#next = sequence; // the numbering starts lower than expected
+    } else if (!this.#released && this.#held.size === 0 && sequence - this.#next > this.#windowFrames) {
+      this.#next = sequence; // further ahead than any reordering: the numbering starts here
     }
     this.#held.set(sequence, item);
     const release = this.#releaseRun();
@@ -65,11 +90,17 @@ export class SequenceWindow<T> {
     while (this.#held.size > this.#windowFrames) {
       gaps.push(this.#skipToLowest());
       release.push(...this.#releaseRun());
+      this.#windowFrames = 0;
     }
     return { release, duplicate: false, gaps };
   }
 
-  /** Release everything held, in order, giving up on the sequences still missing (end of a segment or request). */
+  /** The frames held, in no particular order. */
+  heldItems(): T[] {
+    return [...this.#held.values()];
+  }
+
+  /** Release everything held, in order, skipping the sequences still missing (end of a segment or request). */
   drain(): SequenceVerdict<T> {
     const release: T[] = [];
     const gaps: SequenceGap[] = [];
@@ -87,6 +118,7 @@ export class SequenceWindow<T> {
       if (item === undefined && !this.#held.has(this.#next)) return out;
       this.#held.delete(this.#next);
       this.#next++;
+      this.#released = true;
       out.push(item as T);
     }
   }
@@ -107,36 +139,37 @@ export function describeGaps(gaps: readonly SequenceGap[]): string {
 /**
  * The `audio` frames of one connection, put back in order per segment.
  *
- * Spec 6 says `audio` carries an "increasing sequence" but not its scope: a
- * deployment may count per connection (ours), per segment, or across the
- * whole request (continuing after a resume). So each segment has its own
- * window, and the sequence it starts at is inferred:
+ * Spec 6 says `audio` carries an "increasing sequence" but not its scope nor
+ * its start: a deployment may count per connection (ours), per segment
+ * (from 0 or 1), or across the whole request (from anywhere, continuing
+ * after a resume), with or without gaps. So each segment has its own window
+ * (repeats are per segment: same segment, same sequence), and the sequence
+ * it starts at is a guess the window corrects (see `SequenceWindow`):
  *
- * - the first frame of a fresh request is expected at 1; on a resumed
- *   connection, the first frame starts wherever it is (a deployment may
- *   continue the request's count);
- * - a later segment starts right after the highest sequence seen on the
+ * - the connection's first segment is expected at `firstExpected` (1);
+ * - a later segment right after the highest sequence seen on the
  *   connection, or at 1 once the deployment was seen to count per segment
  *   (a new segment's frame came with a sequence already used).
  *
- * On a resumed connection, a frame that overtakes the first one cannot be
- * told from a repeat: it is dropped as one. Repeats are exact (same segment,
- * same sequence).
+ * Once a deployment was seen to skip numbers (a gap given up that never
+ * arrived), later segments of the connection hold nothing: numbering with
+ * gaps would otherwise hold every frame for a whole window.
  */
 export class AudioOrder<T> {
   readonly #windowFrames: number;
   readonly #segments = new Map<string, SequenceWindow<T>>();
-  #highest = 0;
+  #highest: number | undefined;
   #perSegment = false;
-
-  readonly #firstExpected: number | undefined;
+  #skips = false;
+  #repeats = 0;
+  #held = 0;
+  readonly #firstExpected: number;
 
   /**
    * @param windowFrames frames held at most per segment while one is missing
-   * @param firstExpected the sequence the connection's first frame should have (1 on a fresh request,
-   *   where every numbering starts at 1); undefined: wherever it is (a resumed connection may continue the request's count)
+   * @param firstExpected the sequence the connection's first frame is expected to have; default 1 (a guess the window corrects)
    */
-  constructor(windowFrames: number = DEFAULT_REORDER_WINDOW_FRAMES, firstExpected: number | undefined = 1) {
+  constructor(windowFrames: number = DEFAULT_REORDER_WINDOW_FRAMES, firstExpected = 1) {
     this.#windowFrames = windowFrames;
     this.#firstExpected = firstExpected;
   }
@@ -146,25 +179,48 @@ export class AudioOrder<T> {
     return this.#held;
   }
 
-  #held = 0;
+  /** The highest sequence seen on this connection (a resumed connection may continue the count). */
+  get highest(): number | undefined {
+    return this.#highest;
+  }
 
-  /** Apply a window operation, keeping the held count. */
+  /** Repeated frames dropped on this connection. */
+  get repeats(): number {
+    return this.#repeats;
+  }
+
+  /** Apply a window operation, keeping the held count and what it says of the numbering. */
   #track(window: SequenceWindow<T>, run: () => SequenceVerdict<T>): SequenceVerdict<T> {
     const before = window.held;
     const verdict = run();
     this.#held += window.held - before;
+    if (verdict.duplicate) this.#repeats++;
+    if (verdict.gaps.length > 0) this.#skips = true;
     return verdict;
   }
 
   push(segmentId: string, sequence: number, item: T): SequenceVerdict<T> {
     let window = this.#segments.get(segmentId);
     if (!window) {
-      window = new SequenceWindow<T>(this.#windowFrames, this.#firstOf(sequence));
+      window = new SequenceWindow<T>(this.#skips ? 0 : this.#windowFrames, this.#firstOf(sequence));
       this.#segments.set(segmentId, window);
     }
-    if (Number.isSafeInteger(sequence)) this.#highest = Math.max(this.#highest, sequence);
+    if (Number.isSafeInteger(sequence)) this.#highest = Math.max(this.#highest ?? sequence, sequence);
     const w = window;
     return this.#track(w, () => w.push(sequence, item));
+  }
+
+  /** The frames of a segment held now, in no particular order. */
+  heldOf(segmentId: string): T[] {
+    return this.#segments.get(segmentId)?.heldItems() ?? [];
+  }
+
+  /** Forget what a segment holds (its audio will be asked for again). */
+  discardSegment(segmentId: string): void {
+    const window = this.#segments.get(segmentId);
+    if (!window) return;
+    this.#held -= window.held;
+    this.#segments.delete(segmentId);
   }
 
   /** A segment completed: release what it still holds. */
@@ -186,10 +242,11 @@ export class AudioOrder<T> {
   }
 
   #firstOf(sequence: number): number {
-    if (this.#segments.size === 0) return this.#firstExpected ?? (Number.isSafeInteger(sequence) && sequence > 0 ? sequence : 1);
+    const highest = this.#highest;
+    if (highest === undefined) return this.#firstExpected;
     // A new segment's frame at a sequence already used on this connection:
     // the deployment counts per segment.
-    if (Number.isSafeInteger(sequence) && sequence <= this.#highest) this.#perSegment = true;
-    return this.#perSegment ? 1 : this.#highest + 1;
+    if (Number.isSafeInteger(sequence) && sequence <= highest) this.#perSegment = true;
+    return this.#perSegment ? 1 : highest + 1;
   }
 }

@@ -25,6 +25,10 @@ import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from './session-util.js';
 import { AudioOrder, describeGaps, type SequenceGap } from './sequence-window.js';
 import type { SessionTimings } from './waterfall.js';
+import { checkBudgets, RECOVERY_DEFAULTS } from './budgets.js';
+
+/** The events that are progress of a simple-mode request. */
+const PROGRESS_EVENTS: ReadonlySet<string> = new Set(['ready', 'audio', 'finish', 'error']);
 
 export interface SimpleSessionOptions {
   /** `{ws_url}` of the realtime service. */
@@ -43,7 +47,12 @@ export interface SimpleSessionOptions {
   reorderWindowFrames?: number;
   /** `start` to `ready`; default 10_000 ms. */
   startTimeoutMs?: number;
-  /** After the commit, longest silence (no frame) before failing with a retryable TimeoutError; default 20_000 ms. Not while paused. */
+  /**
+   * After the commit, longest quiet before failing with a retryable
+   * TimeoutError; default 5_000 ms (`RECOVERY_DEFAULTS`). Only audio,
+   * `finish` and `error` are progress: `pong`s, warnings and other events
+   * are not. Not while paused.
+   */
   progressTimeoutMs?: number;
   /** Aborts the session (as `abort()`). */
   signal?: AbortSignal;
@@ -90,6 +99,8 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   #inputs = 0;
   #requestChars = 0;
   #audioBytes = 0;
+  /** An `audio_sequence_gap` warning was given (once: numbering may legally skip). */
+  #gapReported = false;
   #units = 0;
   #eventCounter = 0;
   readonly #sendWaiters: Waiter<SegmentResult>[] = [];
@@ -101,6 +112,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
 
   constructor(options: SimpleSessionOptions) {
     super();
+    checkBudgets(options);
     this.#opts = options;
     this.#requestId = options.requestId ?? '';
     this.#order = new AudioOrder(options.reorderWindowFrames);
@@ -229,13 +241,14 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
 
   /**
    * Keep one deadline while the server owes a frame: `ready` after `start`
-   * (startTimeoutMs), then any frame after the commit (progressTimeoutMs).
-   * Every frame but `pong` moves it; a paused reader stops it.
+   * (startTimeoutMs), then audio or `finish` after the commit
+   * (progressTimeoutMs). Only `ready`, audio, `finish` and `error` move it;
+   * a paused reader stops it.
    */
   #watch(): void {
     clearTimeout(this.#watchdog);
     this.#watchdog = undefined;
-    const waiting = this.#phase === Phase.starting ? (this.#opts.startTimeoutMs ?? 10_000) : this.#phase === Phase.committed ? (this.#opts.progressTimeoutMs ?? 20_000) : 0;
+    const waiting = this.#phase === Phase.starting ? (this.#opts.startTimeoutMs ?? 10_000) : this.#phase === Phase.committed ? (this.#opts.progressTimeoutMs ?? RECOVERY_DEFAULTS.progressTimeoutMs) : 0;
     if (waiting <= 0 || this.#paused) return;
     this.#lastFrameAt = performance.now();
     const check = (): void => {
@@ -253,7 +266,8 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   }
 
   #onEvent(event: ServerEvent): void {
-    if (event.event !== 'pong') this.#lastFrameAt = performance.now();
+    // Progress is what the request needs (spec 6, rule 3), not keep-alive answers or chatter.
+    if (PROGRESS_EVENTS.has(event.event)) this.#lastFrameAt = performance.now();
     switch (event.event) {
       case 'ready': {
         if (this.#phase !== Phase.starting) return;
@@ -270,6 +284,8 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
       case 'audio': {
         if (!this.#ready || this.#phase === Phase.failed) return;
         const verdict = this.#order.push(event.segment_id, event.sequence, event);
+        if (verdict.duplicate) this.emit('warning', { code: 'audio_repeat', message: `dropped a repeat of audio sequence ${event.sequence} of segment ${event.segment_id}` });
+        if (verdict.late) this.emit('warning', { code: 'audio_late', message: `audio sequence ${event.sequence} of segment ${event.segment_id} came after later audio was emitted; it was left out` });
         this.#reportGaps(verdict.gaps);
         for (const frame of verdict.release) this.#emitAudio(frame);
         return;
@@ -317,7 +333,9 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   }
 
   #reportGaps(gaps: readonly SequenceGap[]): void {
-    if (gaps.length > 0) this.emit('warning', { code: 'audio_sequence_gap', message: `audio sequence ${describeGaps(gaps)} never arrived; the audio around it was emitted without it` });
+    if (gaps.length === 0 || this.#gapReported) return;
+    this.#gapReported = true;
+    this.emit('warning', { code: 'audio_sequence_gap', message: `audio sequence ${describeGaps(gaps)} skipped (never arrived in order)` });
   }
 
   #onClose(info: CloseInfo): void {

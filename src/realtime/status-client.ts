@@ -4,10 +4,10 @@
  * manifest entry's `audio_url`. Both answer with a result, never throw, so
  * the session can hand the outcome straight to the state machine.
  */
-import { apiErrorFromStatus, ConnectionError, ProtocolError, TimeoutError, type VoxpipeError } from '../errors.js';
+import { ConnectionError, ProtocolError, TimeoutError, type VoxpipeError } from '../errors.js';
+import { apiErrorFromResponse } from '../http/api-error.js';
 import { REALTIME_PATHS } from '../protocol/constants.js';
 import { readRequestStatus } from '../protocol/server-reader.js';
-import { parseErrorBody } from './handshake.js';
 import type { SegmentAudioResult, StatusResult } from './reliable/types.js';
 
 export interface HttpReadOptions {
@@ -53,10 +53,9 @@ function deadlineFor(opts: HttpReadOptions): { signal: AbortSignal; done(): void
   };
 }
 
-async function responseError(res: Response): Promise<VoxpipeError> {
-  const { code, message } = parseErrorBody(await res.text().catch(() => ''));
-  const requestId = res.headers.get('x-request-id') ?? undefined;
-  return apiErrorFromStatus(res.status, code ?? `http_${res.status}`, message ?? `HTTP ${res.status}`, { requestId });
+/** A failed read's error, parsed as every REST answer is (`http/api-error.ts`): one code per status, one line per body. */
+async function responseError(res: Response, url: URL): Promise<VoxpipeError> {
+  return apiErrorFromResponse(res.status, res.headers, await res.text().catch(() => ''), `GET ${url.pathname}`);
 }
 
 function networkError(err: unknown, what: string, signal: AbortSignal): VoxpipeError {
@@ -76,7 +75,7 @@ export async function fetchRequestStatus(requestId: string, opts: HttpReadOption
       await res.body?.cancel();
       return { kind: 'not-found' };
     }
-    if (!res.ok) return { kind: 'error', error: await responseError(res) };
+    if (!res.ok) return { kind: 'error', error: await responseError(res, url) };
     const status = readRequestStatus(await res.json());
     if (status instanceof ProtocolError) return { kind: 'error', error: status };
     return { kind: 'found', status };
@@ -93,7 +92,7 @@ export async function fetchSegmentAudio(audioUrl: string, opts: HttpReadOptions)
   try {
     const url = new URL(audioUrl, `${opts.rtHttpUrl.replace(/\/+$/, '')}/`);
     const res = await fetch(url, { headers: headersFor(url, opts), signal: deadline.signal });
-    if (!res.ok) return { kind: 'error', error: await responseError(res) };
+    if (!res.ok) return { kind: 'error', error: await responseError(res, url) };
     return { kind: 'ok', data: new Uint8Array(await res.arrayBuffer()) };
   } catch (err) {
     return { kind: 'error', error: networkError(err, 'downloading segment audio', deadline.signal) };

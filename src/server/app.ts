@@ -9,13 +9,15 @@ import { LOCAL_DEV_API_KEY } from '../protocol/constants.js';
 import { defined } from '../defined.js';
 import { createEngine, type EngineChoice, type SpeechEngine } from './engines/index.js';
 import { supportedFormats } from './audio/encoder.js';
-import { errorBody, newId, stderrLog, type ServerContext, type ServerLog, type ServerUrls } from './context.js';
+import { newId, stderrLog, type ServerContext, type ServerLog, type ServerUrls } from './context.js';
 import { createDemoModule } from './demo/index.js';
 import { dialectOf, type DialectName } from './dialect.js';
+import { dialectReply, errorReply, writeDialectReply } from './dialect-http.js';
+import { resampledEngine } from './engines/resampled.js';
 import { Faults, type FaultPlan } from './faults.js';
 import { authenticate } from './http/auth.js';
 import { ApiErrorCode, HttpError } from './http/errors.js';
-import { describeZodError, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, parseJson, readBody, Router, type Reply, type RouteContext } from './http/router.js';
+import { ClientGoneError, describeZodError, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, parseJson, readBody, Router, type Reply, type RouteContext } from './http/router.js';
 import { Ledger } from './ledger.js';
 import { RateLimiter, type RateLimitOptions } from './http/rate-limit.js';
 import type { ServerModule } from './module.js';
@@ -80,6 +82,21 @@ export interface ServerOptions {
   demo?: boolean;
   /** Where internal errors go; default standard error with the stack. */
   log?: ServerLog;
+  /**
+   * Where events that are nobody's fault go (a client that aborts mid-body);
+   * default standard error when `VOXPIPE_DEBUG` is set, otherwise nowhere.
+   */
+  debug?: (line: string) => void;
+}
+
+function stderrDebug(line: string): void {
+  if (process.env['VOXPIPE_DEBUG']) process.stderr.write(`voxpipe server: debug: ${line}\n`);
+}
+
+/** Whether the request carries a body (announced by its length or chunked). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
 export type { ModuleFactory, ServerModule } from './module.js';
@@ -128,24 +145,17 @@ function seedAccount(store: Store, seed: AccountSeed): void {
   if (existing.apiKey !== seed.apiKey) store.accounts.set(seed.userId, { ...existing, apiKey: seed.apiKey });
 }
 
-function writeReply(res: ServerResponse, reply: Reply, head: boolean): void {
-  const headers: Record<string, string | number> = { ...reply.headers };
-  let body: Buffer | string | undefined = reply.body;
-  if (reply.json !== undefined) {
-    body = JSON.stringify(reply.json);
-    headers['content-type'] ??= 'application/json; charset=utf-8';
-  }
-  if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
-  res.writeHead(reply.status ?? 200, headers);
-  res.end(head ? undefined : body);
+/** Every reply goes out in the dialect's form (`dialect-http.ts`; a preset's is ours). */
+function writeReply(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, reply: Reply, head: boolean): void {
+  writeDialectReply(ctx.dialect.wire, req, res, dialectReply(ctx.dialect.wire, reply), head);
 }
 
-function writeError(ctx: ServerContext, res: ServerResponse, requestId: string, err: HttpError): void {
+function writeError(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, requestId: string, err: HttpError): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  writeReply(res, { status: err.status, json: errorBody(ctx, { code: err.code, message: err.message, requestId, ...err.extra }), headers: err.headers }, false);
+  writeReply(ctx, req, res, errorReply(ctx.dialect, err.status, { code: err.code, message: err.message, requestId, ...err.extra }, err.headers), false);
 }
 
 /** Start the reference server and resolve once it listens. */
@@ -161,7 +171,8 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
   }
   if (started.status === 'rejected') throw started.reason; // the caller closes the store it gave
   const store: Store = opened.value;
-  const engine = started.value;
+  // A dialect that draws the PCM rate gets the engine's output resampled to it.
+  const engine = dialect.sampleRate === undefined ? started.value : resampledEngine(started.value, dialect.sampleRate);
   const seeds = options.accounts ?? [{ apiKey: process.env['VOXPIPE_API_KEY'] || DEV_API_KEY, userId: 'local-dev' }];
   for (const seed of seeds) seedAccount(store, seed);
 
@@ -186,6 +197,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     log: options.log ?? stderrLog,
   };
 
+  const debug = options.debug ?? stderrDebug;
   const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
   const router = new Router();
   const modules = SERVER_MODULES.map((factory) => factory(ctx, router));
@@ -227,6 +239,8 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
       const contentType = req.headers['content-type'] ?? '';
       const isMultipart = contentType.startsWith('multipart/form-data');
       const rawBody = async () => (raw ??= await readBody(req, isMultipart ? MAX_UPLOAD_BYTES : MAX_JSON_BYTES));
+      // Every route's body is held to its limit (413), the routes that never read one too.
+      if (hasBody(req)) await rawBody();
       let body: unknown = undefined;
       if (def.body && !(def.multipart && isMultipart)) {
         const parsed = def.body.safeParse(parseJson(await rawBody()) ?? {});
@@ -237,14 +251,20 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
       const reply = await def.handler(routeCtx);
       // Nothing is acknowledged before it is kept: a persistent store's writes for this request land first.
       await store.flush?.();
-      if (reply) writeReply(res, reply, method === 'HEAD');
+      if (reply) writeReply(ctx, req, res, reply, method === 'HEAD');
       else if (!res.writableEnded && !res.headersSent) res.end();
     } catch (err) {
       await store.flush?.().catch(() => undefined);
-      if (err instanceof HttpError) writeError(ctx, res, requestId, err);
+      if (err instanceof ClientGoneError) {
+        // The client aborted mid-body: nobody to answer, nothing of ours failed.
+        debug(`${req.method} ${(req.url ?? '').split('?')[0]}: ${err.message}`);
+        res.destroy();
+        return;
+      }
+      if (err instanceof HttpError) writeError(ctx, req, res, requestId, err);
       else {
         ctx.log(`internal error on ${req.method} ${(req.url ?? '').split('?')[0]}`, err);
-        writeError(ctx, res, requestId, new HttpError(500, ApiErrorCode.internalError, 'internal server error'));
+        writeError(ctx, req, res, requestId, new HttpError(500, ApiErrorCode.internalError, 'internal server error'));
       }
     }
   }

@@ -25,27 +25,50 @@
  * The server's strict schemas describe the `reference` dialect; the others
  * are rewrites at the boundary (the realtime send, the REST error writer,
  * the routes' views), so every rule of the service stays the same.
+ *
+ * Besides the three presets, `random:SEED` draws every open point from a
+ * wide space (issue 24; `dialect-random.ts` lists the points, `off=` and
+ * `only=` switch them); `describeDialect()` prints what was drawn so a
+ * seed replays.
  */
 
+import { describeDraw, drawRandomDialect, isRandomDialectName, REFERENCE_HTTP, type HttpDraw } from './dialect-random.js';
+import { randomRealtime, type RealtimeRewriter } from './dialect-realtime.js';
+
 export const DIALECTS = ['reference', 'alt', 'minimal'] as const;
-export type DialectName = (typeof DIALECTS)[number];
+/** A preset's name; `random:SEED` (with `:off=` or `:only=`) names a drawn dialect. */
+export type DialectName = (typeof DIALECTS)[number] | `random:${string}`;
 
 export type JobShape = 'envelope' | 'flat' | 'minimal';
+export type { RealtimeRewriter } from './dialect-realtime.js';
+
+/** The HTTP choices beyond the route views: errors, redirects, headers, encodings, WAV chunks. */
+export type WireStyle = Pick<HttpDraw, 'errorContentType' | 'redirectStatus' | 'redirectLocation' | 'retryAfter' | 'wavContentType' | 'pcmStatement' | 'gzip' | 'chunked' | 'wavChunks' | 'maxPageSize'> & {
+  /** Chance of unknown fields on a JSON body (0: none). */
+  unknownFields: number;
+  /** Seed of the per-response draws (which unknown fields); empty for a preset, whose wire is ours. */
+  seed: string;
+};
 
 export interface Dialect {
   name: DialectName;
   /** Rewrites realtime events of one connection before they are encoded (stateful: sequence scope). */
   realtime(): RealtimeRewriter;
-  capabilities: 'reference' | 'top-level-models' | 'absent';
+  capabilities: HttpDraw['capabilities'];
   manifest: 'reference' | 'alt';
-  voicesPaging: 'offset' | 'page';
+  voicesPaging: HttpDraw['paging'];
   errorBody: 'wrapped' | 'flat';
   jobShape: JobShape;
-  ticketField: 'ticket' | 'ticket_token';
+  ticketField: string;
+  /** The rest of the HTTP boundary (`dialect-http.ts`). */
+  wire: WireStyle;
+  /** PCM rate of all audio, the engine's output resampled; undefined: the engine's own rate. */
+  sampleRate: number | undefined;
+  /** Close after `finish`: code 1000, or a close frame without a status (the peer reads 1005). */
+  normalClose: 1000 | 'no-status';
+  /** Realtime frames delayed by up to `maxMs` (order kept), on `share` of them. */
+  jitter: { maxMs: number; share: number };
 }
-
-/** Turns one event into the frames to send (usually one; none drops it; more adds events). */
-export type RealtimeRewriter = (event: Record<string, unknown>) => Record<string, unknown>[];
 
 function rename(event: Record<string, unknown>, names: Record<string, string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -90,18 +113,86 @@ function withoutTrace(): RealtimeRewriter {
 
 const identity: RealtimeRewriter = (event) => [event];
 
-const TABLE: Record<DialectName, Omit<Dialect, 'name'>> = {
-  reference: { realtime: () => identity, capabilities: 'reference', manifest: 'reference', voicesPaging: 'offset', errorBody: 'wrapped', jobShape: 'envelope', ticketField: 'ticket' },
-  alt: { realtime: altRealtime, capabilities: 'top-level-models', manifest: 'alt', voicesPaging: 'page', errorBody: 'flat', jobShape: 'flat', ticketField: 'ticket_token' },
-  minimal: { realtime: withoutTrace, capabilities: 'absent', manifest: 'reference', voicesPaging: 'page', errorBody: 'flat', jobShape: 'minimal', ticketField: 'ticket' },
+/** The presets' wire: ours (only the route views differ between them). */
+const REFERENCE_WIRE: WireStyle = {
+  errorContentType: REFERENCE_HTTP.errorContentType,
+  redirectStatus: REFERENCE_HTTP.redirectStatus,
+  redirectLocation: REFERENCE_HTTP.redirectLocation,
+  retryAfter: REFERENCE_HTTP.retryAfter,
+  wavContentType: REFERENCE_HTTP.wavContentType,
+  pcmStatement: REFERENCE_HTTP.pcmStatement,
+  gzip: REFERENCE_HTTP.gzip,
+  chunked: REFERENCE_HTTP.chunked,
+  wavChunks: REFERENCE_HTTP.wavChunks,
+  maxPageSize: REFERENCE_HTTP.maxPageSize,
+  unknownFields: 0,
+  seed: '',
+};
+const PRESET_REALTIME = { wire: REFERENCE_WIRE, sampleRate: undefined, normalClose: 1000, jitter: { maxMs: 0, share: 0 } } as const;
+
+const TABLE: Record<(typeof DIALECTS)[number], Omit<Dialect, 'name'>> = {
+  reference: { realtime: () => identity, capabilities: 'reference', manifest: 'reference', voicesPaging: 'offset', errorBody: 'wrapped', jobShape: 'envelope', ticketField: 'ticket', ...PRESET_REALTIME },
+  alt: { realtime: altRealtime, capabilities: 'top-level-models', manifest: 'alt', voicesPaging: 'page', errorBody: 'flat', jobShape: 'flat', ticketField: 'ticket_token', ...PRESET_REALTIME },
+  minimal: { realtime: withoutTrace, capabilities: 'absent', manifest: 'reference', voicesPaging: 'page', errorBody: 'flat', jobShape: 'minimal', ticketField: 'ticket', ...PRESET_REALTIME },
 };
 
+/** Descriptions of drawn dialects, by name (a preset describes itself by its name). */
+const drawn = new Map<string, string>();
+
+function randomDialect(name: `random:${string}`): Dialect {
+  const draw = drawRandomDialect(name);
+  drawn.set(name, describeDraw(name, draw));
+  const h = draw.http;
+  const rt = draw.realtime;
+  return {
+    name,
+    realtime: randomRealtime(rt, draw.seed),
+    capabilities: h.capabilities,
+    manifest: h.manifest,
+    voicesPaging: h.paging,
+    errorBody: h.errorBody,
+    jobShape: h.jobShape,
+    ticketField: h.ticketField,
+    wire: {
+      errorContentType: h.errorContentType,
+      redirectStatus: h.redirectStatus,
+      redirectLocation: h.redirectLocation,
+      retryAfter: h.retryAfter,
+      wavContentType: h.wavContentType,
+      pcmStatement: h.pcmStatement,
+      gzip: h.gzip,
+      chunked: h.chunked,
+      wavChunks: h.wavChunks,
+      maxPageSize: h.maxPageSize,
+      unknownFields: rt.unknownFields,
+      seed: draw.seed,
+    },
+    sampleRate: rt.sampleRate,
+    normalClose: rt.normalClose,
+    jitter: rt.jitter,
+  };
+}
+
 /**
- * The dialect called `name` (default `VOXPIPE_DIALECT`, else `reference`).
+ * The dialect called `name` (default `VOXPIPE_DIALECT`, else `reference`):
+ * a preset, or `random:SEED[:off=POINT,...|:only=POINT,...]`.
  * @throws Error naming the dialects when `name` is not one
  */
 export function dialectOf(name: string | undefined = process.env['VOXPIPE_DIALECT'] || undefined): Dialect {
   const chosen = name ?? 'reference';
-  if (!(DIALECTS as readonly string[]).includes(chosen)) throw new Error(`unknown dialect ${JSON.stringify(chosen)}; one of: ${DIALECTS.join(', ')}`);
-  return { name: chosen as DialectName, ...TABLE[chosen as DialectName] };
+  if (isRandomDialectName(chosen)) return randomDialect(chosen as `random:${string}`);
+  if (!(DIALECTS as readonly string[]).includes(chosen)) throw new Error(`unknown dialect ${JSON.stringify(chosen)}; one of: ${DIALECTS.join(', ')}, or random:SEED`);
+  const preset = chosen as (typeof DIALECTS)[number];
+  return { name: preset, ...TABLE[preset] };
+}
+
+/**
+ * What the dialect called `name` (default `VOXPIPE_DIALECT`, else
+ * `reference`) takes each open point as, in one line: for a drawn dialect
+ * every draw and how to replay it. For test failure messages and `serve`.
+ * @throws Error when `name` is not a dialect
+ */
+export function describeDialect(name: string | undefined = process.env['VOXPIPE_DIALECT'] || undefined): string {
+  const dialect = dialectOf(name);
+  return drawn.get(dialect.name) ?? `${dialect.name} (preset; table in src/server/dialect.ts)`;
 }

@@ -35,6 +35,11 @@ export interface EngineFault {
   times?: number;
 }
 
+/** A fault that only counts its firings. */
+export interface QuietFault {
+  times?: number;
+}
+
 export interface FaultPlan {
   realtimeClose?: CloseFault;
   realtimeError?: ErrorFault;
@@ -42,6 +47,16 @@ export interface FaultPlan {
   /** Extra delay before every engine chunk, in ms. */
   latencyMs?: number;
   engineFailure?: EngineFault;
+  /** Realtime: a `segment_completed` is not sent (its audio and `usage` are); the connection stays open and answers pings. */
+  withholdSegmentCompleted?: QuietFault;
+  /** Realtime: after `stop`, neither `finish` nor the close that follows it (the request is completed all the same). */
+  noFinishAfterStop?: QuietFault;
+  /** Realtime: an `input_ack` carries a sequence the client never sent (its own plus 1,000). */
+  bogusAckSequence?: QuietFault;
+  /** Realtime: a `segment_completed` names a segment id that matches nothing the client sent. */
+  unknownCompletedSegmentId?: QuietFault;
+  /** The request-status route (`GET {rt_http_url}/v2/tts/requests/{id}`) never answers: the response is held until the client goes. */
+  statusRouteHangs?: QuietFault;
 }
 
 type Armed = { [K in keyof FaultPlan]?: FaultPlan[K] extends infer F ? (F extends { times?: number } ? F & { remaining: number } : F) : never };
@@ -73,6 +88,19 @@ export class Faults {
   /** The armed fault of `kind`, without consuming it. */
   peek<K extends Exclude<keyof FaultPlan, 'latencyMs'>>(kind: K): FaultPlan[K] | undefined {
     return this.#armed[kind] as FaultPlan[K] | undefined;
+  }
+
+  /**
+   * The realtime event faults on one server event: the body to send instead,
+   * or `undefined` to send nothing.
+   */
+  rewriteEvent(name: string, body: Record<string, unknown>): Record<string, unknown> | undefined {
+    if (name === 'segment_completed') {
+      if (this.take('withholdSegmentCompleted')) return undefined;
+      if (this.take('unknownCompletedSegmentId')) return { ...body, segment_id: `unknown-${String(body['segment_id'])}` };
+    }
+    if (name === 'input_ack' && this.take('bogusAckSequence')) return { ...body, sequence: Number(body['sequence']) + 1_000 };
+    return body;
   }
 
   /** Consume one firing of `kind` when `when(fault)` holds; returns the fault that fired. */

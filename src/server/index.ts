@@ -1,6 +1,6 @@
 /** The voxpipe reference server: a local implementation of the whole specified service. */
 export { startServer, DEV_API_KEY, accountFromSeed } from './app.js';
-export { DIALECTS, dialectOf } from './dialect.js';
+export { DIALECTS, dialectOf, describeDialect } from './dialect.js';
 export type { Dialect, DialectName } from './dialect.js';
 export type { AccountSeed, ReferenceServer, ServerModule, ServerOptions } from './app.js';
 export type { ServerContext, ServerUrls } from './context.js';

@@ -27,6 +27,7 @@ import { WavFileSink } from './wav-file.js';
 export * from './types.js';
 export { BaseSink, sinkError, type SinkOptions } from './base-sink.js';
 export { ManualClock, systemClock, type Clock } from './clock.js';
+export { DeferredSink } from './deferred.js';
 export { DecodingSink, withDecoder, type DecodingSinkOptions, type PcmSinkFactory } from './compose.js';
 export { createDecoder, Decoder, OPUS_DECODE_RATES, type CreateDecoderOptions, type DecoderOptions, type OpusDecodeRate } from './decoder.js';
 export {

@@ -22,12 +22,11 @@ import { randomUUID } from 'node:crypto';
 import { Duplex, Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { AbortError, VoxpipeError } from '../errors.js';
-import { CodeKind } from '../protocol/codes.js';
-import { frameBytes, pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
-import { probeEncodedLayout } from '../protocol/audio-probe.js';
+import { CodeKind, LocalErrorCode } from '../protocol/codes.js';
+import { pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import { wavHeaderLength } from '../protocol/wav.js';
-import { defaultPartialPolicy, splice } from '../splice.js';
 import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from '../transport.js';
+import { AudioLedger, type LedgerEntry, type SegmentLedger } from './ledger.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
 import { estimateWordTimings, heardAtWord, pcmSamples, type WordTiming } from './word-timing.js';
 
@@ -146,6 +145,8 @@ export interface SpeechStreamEventMap {
 
 /** One segment of the summary. */
 export type StreamSegmentResult = SegmentResult & {
+  /** Audio bytes of the segment the listener got, in the segment's own byte space (no stream header; since its last restart). */
+  receivedBytes: number;
   waterfall: SegmentWaterfall;
   /** Units of this segment charged again after a failover (see `rechargedUnits`); absent when none. */
   recharged?: number;
@@ -156,14 +157,8 @@ export type StreamSegmentResult = SegmentResult & {
 interface SegmentState {
   segmentId: string;
   text: string;
-  emittedBytes: number;
-  /** Bytes of the current transport's attempt at this segment (for skipping after failover). */
-  attemptBytes: number;
-  /** Bytes of the stream's WAV header among `emittedBytes` (first segment of a wav stream), not audio. */
-  headerBytes: number;
-  /** Audio bytes the listener has of this segment since its last restart (splice.ts); `emittedBytes` counts them all. */
-  spliceBytes: number;
-  delivered: number;
+  /** Its audio, as the stream's ledger counts it. */
+  audio: SegmentLedger;
   completed: boolean;
   /** Its audio had begun on a transport that failed: the fallback charges it again. */
   recharged: boolean;
@@ -213,13 +208,12 @@ export class SpeechStream extends Duplex {
   #transport: SegmentTransport;
   #opened: Promise<ReadyInfo> | undefined;
   #ready: ReadyInfo | undefined;
-  /** The first audio chunk's own layout was read (`#checkLayout`). */
-  #layoutChecked = false;
+  /** Every segment's audio: what the listener gets, the header, the layout, the counts (`ledger.ts`). */
+  readonly #ledger = new AudioLedger();
   #nextIndex = 0;
   #pendingChars = 0;
   #writeWaiter: (() => void) | undefined;
   #paused = false;
-  #bytes = 0;
   #failovers = 0;
   #retries = 0;
   #resumed = 0;
@@ -263,7 +257,7 @@ export class SpeechStream extends Duplex {
     const first = this.#waterfall.firstAudioMs;
     const info = this.#ready;
     if (first === undefined || !info || (info.format !== 'pcm' && info.format !== 'wav')) return 0;
-    const runwayMs = pcmDurationMs(this.#bytes, info) - (this.#now() - first);
+    const runwayMs = pcmDurationMs(this.#ledger.bytes, info) - (this.#now() - first);
     return Math.min(Math.max(0, runwayMs - RUNWAY_MARGIN_MS), MAX_DEFER_MS);
   }
 
@@ -318,10 +312,10 @@ export class SpeechStream extends Duplex {
     const fallback = this.#opts.fallback;
     if (!fallback || this.#interrupted || !shouldFailover(err)) return undefined;
     const failed = this.#transport;
-    const next = fallback({ bytesEmitted: this.#bytes });
+    const next = fallback({ bytesEmitted: this.#ledger.bytes });
     if (next.name === failed.name) return undefined;
     const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
-    for (const s of pending) if (s.emittedBytes > 0 || s.attemptBytes > 0) s.recharged = true;
+    for (const s of pending) if (s.audio.began) s.recharged = true;
     this.#failovers++;
     failed.removeAllListeners();
     void failed.abort(error).catch(() => undefined);
@@ -391,12 +385,25 @@ export class SpeechStream extends Duplex {
     );
   }
 
-  /** End the transport; on failure with a fallback, hand over what is left and end that one. */
+  /**
+   * End the transport; on failure with a fallback, hand over what is left
+   * and end that one. A transport retired meanwhile (a failover while it
+   * ended) says nothing of the stream: the current one is ended. Ended, every
+   * segment must have completed: one that did not is `audio_incomplete`.
+   */
   async #endTransport(): Promise<TransportSummary> {
     for (;;) {
+      const t = this.#transport;
       try {
-        return await this.#transport.end();
+        const summary = await t.end();
+        if (this.#handingOver) await this.#handingOver;
+        if (t !== this.#transport) continue;
+        const open = this.#segments.find((s) => !s.completed);
+        if (open) throw new VoxpipeError(LocalErrorCode.audioIncomplete, `segment ${open.segmentId} never completed (${open.audio.audioBytes} bytes of its audio received)`, { details: { segmentId: open.segmentId } });
+        return summary;
       } catch (err) {
+        if (this.#handingOver) await this.#handingOver.catch(() => false);
+        if (t !== this.#transport) continue;
         if (!(await this.#tryFailover(err))) throw err;
       }
     }
@@ -407,12 +414,8 @@ export class SpeechStream extends Duplex {
     const state: SegmentState = {
       segmentId,
       text,
-      emittedBytes: 0,
-      attemptBytes: 0,
-      headerBytes: 0,
-      spliceBytes: 0,
+      audio: this.#ledger.segment(segmentId),
       recharged: false,
-      delivered: 0,
       completed: false,
       waterfall: { segmentId, characters: text.length, textReceivedMs: this.#now() },
     };
@@ -434,14 +437,32 @@ export class SpeechStream extends Duplex {
     state.waterfall.sentMs = this.#now();
     state.waterfall.transport = this.#transport.name;
     // Not awaited: the transport queues and paces; completion arrives by promise.
-    this.#transport.send({ segmentId: state.segmentId, text: state.text }).then(
-      (result) => this.#onCompleted(state, result),
-      (err: unknown) => this.#onSendFailed(err),
+    this.#sendTo(this.#transport, state);
+  }
+
+  /** Hand a segment to `t`; what `t` says of it counts only while `t` is the stream's transport (a retired one's word is void). */
+  #sendTo(t: SegmentTransport, state: SegmentState): void {
+    t.send({ segmentId: state.segmentId, text: state.text }).then(
+      (result) => {
+        if (t === this.#transport) this.#onCompleted(state, result);
+      },
+      (err: unknown) => {
+        if (t === this.#transport) this.#onSendFailed(err);
+      },
     );
   }
 
   #onCompleted(state: SegmentState, result: SegmentResult): void {
     if (state.completed) return;
+    // Every byte accounted for: less than the transport says the segment
+    // carries is a failure of that transport (a fallback generates the
+    // segment again and continues past what the listener has), never a
+    // silent success.
+    const short = state.audio.shortfall(result.expectedBytes, this.#ready?.requestId);
+    if (short) {
+      this.#onSendFailed(short);
+      return;
+    }
     state.completed = true;
     state.waterfall.completedMs = this.#now();
     // Realtime results carry the wire-level times (performance.now() based).
@@ -449,7 +470,7 @@ export class SpeechStream extends Duplex {
     if (wire?.sentMs !== undefined) state.waterfall.wireSentMs = wire.sentMs - this.#t0;
     if (wire?.inputAckMs !== undefined) state.waterfall.inputAckMs = wire.inputAckMs - this.#t0;
     this.#estimateWords(state);
-    const full: StreamSegmentResult = { ...result, audioBytes: state.emittedBytes, waterfall: state.waterfall, ...(state.recharged && { recharged: result.units }), ...(state.words && { words: state.words }) };
+    const full: StreamSegmentResult = { ...result, audioBytes: state.audio.emittedBytes, receivedBytes: state.audio.audioBytes, waterfall: state.waterfall, ...(state.recharged && { recharged: result.units }), ...(state.words && { words: state.words }) };
     this.#results.push(full);
     this.#pendingChars = Math.max(0, this.#pendingChars - state.text.length);
     this.emit('segment', full);
@@ -481,12 +502,9 @@ export class SpeechStream extends Duplex {
       const info = await next.open(this.#opts.signal);
       this.#ready ??= info;
       for (const s of pending) {
-        s.attemptBytes = 0;
+        s.audio.newAttempt();
         s.waterfall.transport = next.name;
-        next.send({ segmentId: s.segmentId, text: s.text }).then(
-          (result) => this.#onCompleted(s, result),
-          (e: unknown) => this.#onSendFailed(e),
-        );
+        this.#sendTo(next, s);
       }
       return true;
     })().finally(() => {
@@ -497,31 +515,31 @@ export class SpeechStream extends Duplex {
 
   // ------------------------------------------------------------ readable side
 
+  /**
+   * Every transport's audio goes through the one ledger (`ledger.ts`): it
+   * decides what of a chunk the listener gets (after a failover, what of
+   * the new attempt it had not heard, or a restart), the one header, and
+   * the stream's layout (the first audio's own, which then wins over what
+   * `ready` announced before it, for `info`, `summary().ready` and so for a
+   * file's header).
+   */
   #onAudio(chunk: AudioChunk): void {
     if (this.#interrupted || this.#fatal) return;
+    let entry: LedgerEntry;
+    try {
+      entry = this.#ledger.accept(chunk);
+    } catch (err) {
+      this.#fail(err);
+      return;
+    }
+    if (entry.restart) this.emit('discontinuity', { segmentId: chunk.segmentId, droppedBytes: entry.restart.droppedBytes });
+    if (entry.layout && this.#ready) this.#ready = { ...this.#ready, ...entry.layout };
+    const out = entry.chunk;
+    if (out.data.length === 0) return;
     const state = this.#bySegmentId.get(chunk.segmentId);
-    let data = chunk.data;
     if (state) {
-      // The stream's WAV header came with the first segment's first audio; a
-      // transport that takes over sends none, so it is not audio to skip.
-      let header = 0;
-      if (this.#bytes === 0 && chunk.format === 'wav' && state.attemptBytes === 0) header = state.headerBytes = wavHeaderLength(data) ?? 0;
-      // After a failover the new transport regenerates the whole segment: the
-      // one splicing rule of the reliable machine (splice.ts) says what of it
-      // the listener gets (pcm/wav: what it had not heard; mp3/opus: all of it again).
-      const cut = splice({ emitted: state.spliceBytes, received: state.attemptBytes }, header > 0 ? data.subarray(header) : data, defaultPartialPolicy(chunk.format), frameBytes(chunk));
-      state.attemptBytes += data.length - header;
-      if (cut.restart) {
-        state.spliceBytes = 0;
-        this.emit('discontinuity', { segmentId: state.segmentId, droppedBytes: cut.restart.droppedBytes });
-      }
-      // (The stream's first chunk, the one a header can start, has nothing before it to skip.)
-      if (header === 0) data = cut.data;
-      if (data.length === 0) return;
-      state.spliceBytes += data.length - header;
-      state.emittedBytes += data.length;
       state.waterfall.firstAudioMs ??= this.#now();
-      this.#keepPcm(state, chunk, data, cut.restart !== undefined);
+      this.#keepPcm(state, out, entry.restart !== undefined);
     }
     if (this.#waterfall.firstAudioMs === undefined) {
       this.#waterfall.firstAudioMs = this.#now();
@@ -529,41 +547,22 @@ export class SpeechStream extends Duplex {
       this.#waterfall.ttfaMs = this.#waterfall.firstAudioMs - from;
       this.emit('first-audio', { ttfaMs: this.#waterfall.ttfaMs });
     }
-    this.#checkLayout(chunk);
-    this.#bytes += data.length;
-    const ready = this.#ready;
-    const relabel = ready !== undefined && (chunk.sampleRate !== ready.sampleRate || chunk.channels !== ready.channels);
-    const out = data === chunk.data && !relabel ? chunk : { ...chunk, data, ...(relabel && { sampleRate: ready.sampleRate, channels: ready.channels }) };
     if (this.#chunkMode) {
       this.#chunkMode.queue.push(out);
-      this.#chunkMode.bytes += data.length;
+      this.#chunkMode.bytes += out.data.length;
       this.#chunkMode.wake?.();
       if (this.#chunkMode.bytes >= this.#maxAudio) this.#pauseTransport();
       return;
     }
     this.#markRead(out);
-    if (!this.push(data)) this.#pauseTransport();
-  }
-
-  /**
-   * The first audio of an encoded format says its own layout; where `ready`
-   * had only a default (a deployment need not send PCM metadata for mp3 or
-   * opus), the stream's word wins, for `summary().ready` and the chunks.
-   */
-  #checkLayout(chunk: AudioChunk): void {
-    if (this.#layoutChecked || chunk.data.length === 0) return;
-    this.#layoutChecked = true;
-    const layout = probeEncodedLayout(chunk.format, chunk.data);
-    if (layout && this.#ready && (layout.sampleRate !== this.#ready.sampleRate || layout.channels !== this.#ready.channels)) {
-      this.#ready = { ...this.#ready, sampleRate: layout.sampleRate, channels: layout.channels };
-    }
+    if (!this.push(out.data)) this.#pauseTransport();
   }
 
   /** Keep a pcm or wav segment's audio until it completes (a restart starts it again). */
-  #keepPcm(state: SegmentState, chunk: AudioChunk, data: Buffer, restart: boolean): void {
+  #keepPcm(state: SegmentState, chunk: AudioChunk, restart: boolean): void {
     if (chunk.format !== 'pcm' && chunk.format !== 'wav') return;
     if (restart || !state.pcm) state.pcm = [];
-    state.pcm.push(data);
+    state.pcm.push(chunk.data);
   }
 
   /** Word timings of a completed segment from its text and audio; its audio is not kept after. */
@@ -588,10 +587,9 @@ export class SpeechStream extends Duplex {
   }
 
   #markRead(chunk: AudioChunk): void {
+    this.#ledger.delivered(chunk.segmentId, chunk.data.length);
     const state = this.#bySegmentId.get(chunk.segmentId);
-    if (!state) return;
-    state.delivered += chunk.data.length;
-    state.waterfall.firstReadMs ??= this.#now();
+    if (state) state.waterfall.firstReadMs ??= this.#now();
   }
 
   #pauseTransport(): void {
@@ -679,12 +677,13 @@ export class SpeechStream extends Duplex {
     let heardEnded = false;
     let budget = options.playedBytes ?? Infinity;
     for (const s of this.#segments) {
-      if (s.delivered > 0) {
-        const had = Math.min(s.delivered, Math.max(0, budget));
+      const delivered = s.audio.deliveredBytes;
+      if (delivered > 0) {
+        const had = Math.min(delivered, Math.max(0, budget));
         budget -= had;
-        const complete = s.completed && had >= s.emittedBytes;
+        const complete = s.completed && had >= s.audio.emittedBytes;
         const cut = complete ? { chars: s.text.length, confidence: 1 } : this.#heardCut(s, had);
-        report.spoken.push({ segmentId: s.segmentId, text: s.text, complete, audioBytes: s.delivered, heardChars: cut.chars, confidence: cut.confidence });
+        report.spoken.push({ segmentId: s.segmentId, text: s.text, complete, audioBytes: delivered, heardChars: cut.chars, confidence: cut.confidence });
         if (!heardEnded) {
           report.heardText += s.text.slice(0, cut.chars);
           report.heardConfidence = cut.confidence;
@@ -733,7 +732,7 @@ export class SpeechStream extends Duplex {
       segments: [...this.#results],
       units: this.#results.reduce((n, r) => n + r.units, 0),
       rechargedUnits: this.#results.reduce((n, r) => n + (r.recharged ?? 0), 0),
-      bytes: this.#bytes,
+      bytes: this.#ledger.bytes,
       retries: this.#retries,
       resumed: this.#resumed,
       failovers: this.#failovers,

@@ -92,6 +92,20 @@ describe.skipIf(!CHROMIUM)('the demo page in headless Chromium', () => {
     expect(captured.equals(await nodePcm(TEXT))).toBe(true);
   });
 
+  it('the Drop button drops the live connection (not the next one): the speech resumes on a second connection, byte-exact', async () => {
+    // Fake-LLM tokens keep the request open for seconds: the button comes while it streams.
+    const long = `${TEXT} ${TEXT} ${TEXT} ${TEXT}`;
+    const speaking = page.evaluate((text) => window.voxpipeDemo.speak(text, { capture: true, tokens: true, noWait: true }), long);
+    await page.waitForFunction(() => (window.voxpipeDemo.player?.position.queuedFrames ?? 0) + (window.voxpipeDemo.player?.position.playedFrames ?? 0) > 0, null, { timeout: 15_000, polling: 10 });
+    await page.evaluate(() => document.getElementById('drop')!.click());
+    const result = await speaking;
+    expect(await page.textContent('#log')).toContain('dropped the live connection; it resumes');
+    expect(result.error).toBeUndefined();
+    expect(result.connections).toBe(2);
+    const captured = Buffer.from(await page.evaluate(() => window.voxpipeDemo.captured()), 'base64');
+    expect(captured.equals(await nodePcm(long))).toBe(true);
+  });
+
   it('a ticket works once, from the page\'s origin only', async () => {
     const origin = new URL(server.rootUrl).origin;
     const ticket = await page.evaluate(() => window.voxpipeDemo.getTicket());

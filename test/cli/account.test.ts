@@ -75,7 +75,7 @@ describe('voxpipe design → save → say → voices delete (one server)', () =>
     expect(JSON.parse(deleted.out())).toMatchObject({ voiceId, deleted: true });
     const after = fakeIo(env());
     expect(await cli('voices', ['list', '--json'], after)).toBe(0);
-    expect((JSON.parse(after.out()) as { voices: { voiceId: string }[] }).voices.map((v) => v.voiceId)).not.toContain(voiceId);
+    expect((JSON.parse(after.out()) as { items: { voiceId: string }[] }).items.map((v) => v.voiceId)).not.toContain(voiceId);
     const gone = fakeIo(env());
     expect(await cli('say', ['Still there?', '--voice', voiceId, '--transport', 'sync', '--format', 'wav', '--out', join(dir, 'gone.wav')], gone)).toBe(1);
     expect(gone.err()).toMatch(/voxpipe: error invalid_request/);
@@ -108,7 +108,7 @@ describe('voxpipe voices', () => {
     const json = fakeIo(env());
     expect(await cli('voices', ['list', '--json', '--model', 'lyra-v2', '--type', 'public'], json)).toBe(0);
     expect(json.out().trim().split('\n')).toHaveLength(1);
-    expect((JSON.parse(json.out()) as { voices: { name: string }[] }).voices.map((v) => v.name)).toEqual(['Ava', 'Ben', 'Dev', 'Elena']);
+    expect((JSON.parse(json.out()) as { items: { name: string }[] }).items.map((v) => v.name)).toEqual(['Ava', 'Ben', 'Dev', 'Elena']);
   });
 
   it('clones from a local file (multipart) and from a URL; a high reference gives a higher voice', async () => {
@@ -130,7 +130,7 @@ describe('voxpipe voices', () => {
       expect(fromUrl.err()).toMatch(/cloned voice "Low": male/);
       const list = fakeIo(env());
       await cli('voices', ['list', '--json', '--type', 'personal'], list);
-      const low = (JSON.parse(list.out()) as { voices: { voiceId: string; basePitchHz: number; language: string }[] }).voices.find((v) => v.voiceId === lowId)!;
+      const low = (JSON.parse(list.out()) as { items: { voiceId: string; basePitchHz: number; language: string }[] }).items.find((v) => v.voiceId === lowId)!;
       expect(low.language).toBe('en-GB');
       expect(high.basePitchHz).toBeGreaterThan(low.basePitchHz * 2);
     } finally {

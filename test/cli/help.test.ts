@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { main, program } from '../../src/cli/main.js';
 import { fakeIo } from '../helpers/fake-io.js';
 
-const COMMANDS = ['say', 'speak', 'serve', 'jobs', 'voices', 'design', 'profile', 'usage', 'transcribe', 'image', 'video', 'lipsync', 'bench'];
+const COMMANDS = ['say', 'speak', 'serve', 'jobs', 'voices', 'design', 'profile', 'usage', 'data', 'transcribe', 'image', 'video', 'lipsync', 'bench'];
 
 describe('help and version', () => {
   it('every command is in the program, and nothing else but help', () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { access, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,9 @@ import { main } from '../../src/cli/main.js';
 import { parseWavHeader } from '../../src/sinks/wav-header.js';
 import { dialectOf, startServer, type ReferenceServer } from '../../src/server/index.js';
 import { fakeIo } from '../helpers/fake-io.js';
+import { json, startFakeServer } from '../http/fake-server.js';
+
+const exists = (path: string) => access(path).then(() => true, () => false);
 
 let server: ReferenceServer;
 let dir: string;
@@ -55,6 +58,48 @@ describe('voxpipe jobs', () => {
     expect(header?.pcm.sampleRate).toBeGreaterThan(0);
     expect(header?.dataBytes).toBeGreaterThan(1_000);
     expect(wav.length).toBe(header!.dataOffset + header!.dataBytes! + (header!.dataBytes! % 2));
+  });
+
+  it('create --out on a job that ends failed reports the error code the job gives and writes nothing', async () => {
+    server.faults.set({ engineFailure: { match: 'This job is made to fail', times: 5 } });
+    try {
+      const out = join(dir, 'failed.wav');
+      const io = fakeIo(env());
+      expect(await main(['jobs', 'create', 'This job is made to fail.', '--out', out, '--interval-ms', '20', '--json'], io)).toBe(1);
+      expect(io.err()).toMatch(/^voxpipe: error generation_failed: task \S+ fail(ed)?/m);
+      expect(io.err()).not.toMatch(/not_found/);
+      expect(JSON.parse(io.out())).toMatchObject({ status: 'failed', errorCode: 'generation_failed' });
+      expect(await exists(out)).toBe(false);
+    } finally {
+      server.faults.clear();
+    }
+  });
+
+  it("a deployment's own failure code, in any spelling, is the error; the audio is never asked for", async () => {
+    for (const failure of [{ error_code: 'voice_retired', error_message: 'the voice was retired' }, { error: { code: 'provider_quota', message: 'upstream quota' } }]) {
+      const fake = await startFakeServer((req, res) => {
+        if (req.method === 'POST') return json(res, 202, { taskId: 'job-1', status: 'queued' });
+        if (req.url.startsWith('/api/open/v1/speech/tts/jobs/job-1')) return json(res, 200, { taskId: 'job-1', status: 'failed', ...failure });
+        res.writeHead(200, { 'content-type': 'audio/wav' }).end(Buffer.alloc(100));
+      });
+      try {
+        const out = join(dir, 'foreign-failed.wav');
+        const io = fakeIo({ VOXPIPE_BASE_URL: fake.baseUrl, VOXPIPE_API_KEY: 'sk-fake-jobs-key' });
+        expect(await main(['jobs', 'create', 'Text.', '--voice', 'v1', '--out', out, '--interval-ms', '10'], io)).toBe(1);
+        const code = 'error_code' in failure ? failure.error_code : failure.error.code;
+        expect(io.err()).toMatch(new RegExp(`^voxpipe: error ${code}: task job-1 failed: `, 'm'));
+        // The job's routes, and the voice list `--voice v1` is looked up in (a name or an id): never an audio route.
+        expect(fake.requests.map((r) => r.url).filter((u) => !u.startsWith('/api/open/v1/speech/tts/jobs') && !u.startsWith('/api/open/v1/voices'))).toEqual([]);
+        expect(await exists(out)).toBe(false);
+
+        const dl = fakeIo({ VOXPIPE_BASE_URL: fake.baseUrl, VOXPIPE_API_KEY: 'sk-fake-jobs-key' });
+        expect(await main(['jobs', 'download', 'job-1', '--out', out], dl)).toBe(1);
+        expect(dl.err()).toMatch(new RegExp(`^voxpipe: error ${code}:`, 'm'));
+        expect(await exists(out)).toBe(false);
+      } finally {
+        await fake.close();
+      }
+    }
   });
 
   it('an unknown job is a not_found error line', async () => {

@@ -31,7 +31,8 @@ function voxpipe(...args: string[]): Promise<Run> {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: dir,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env['PATH'] ?? '', HOME: dir, XDG_DATA_HOME: join(dir, 'data') },
+      // A short idle time: the local service this starts stops soon after the test (and is stopped at its end).
+      env: { PATH: process.env['PATH'] ?? '', HOME: dir, XDG_DATA_HOME: join(dir, 'data'), VOXPIPE_DAEMON_IDLE: '20s' },
     });
     let stdout = '';
     let stderr = '';
@@ -84,7 +85,9 @@ describe('the embedded default keeps state between commands', () => {
     expect(refs).toContain(`voice-clone:${voiceId}`);
     expect(refs).toContain(`job:${taskId}`);
     expect(usage.ledger.find((e) => e.refId === `job:${taskId}`)!.state).toBe('committed');
-    // Nothing from the --ephemeral commands, and every command let go of the directory.
+    // The local service kept the directory between commands; stopped, it lets go of it.
+    await ok('data', 'stop');
+    expect(existsSync(join(dataDir, 'daemon.json'))).toBe(false);
     expect(existsSync(join(dataDir, 'voxpipe.lock'))).toBe(false);
   }, 180_000);
 });

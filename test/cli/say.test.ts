@@ -7,6 +7,7 @@ import { main } from '../../src/cli/main.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { espeakAvailable } from '../../src/server/engines/index.js';
 import { fakeIo } from '../helpers/fake-io.js';
+import { TONE_RATE } from '../helpers/dialect.js';
 
 let server: ReferenceServer;
 let dir: string;
@@ -36,7 +37,7 @@ describe('voxpipe say', () => {
     const size = (await stat(out)).size;
     expect(summary.bytes).toBe(size);
     expect(size).toBeGreaterThan(0);
-    expect(summary).toMatchObject({ transport: 'realtime', mode: 'reliable', format: 'pcm', sampleRate: 24_000, retries: 0, resumed: 0 });
+    expect(summary).toMatchObject({ transport: 'realtime', mode: 'reliable', format: 'pcm', sampleRate: TONE_RATE, retries: 0, resumed: 0 });
     expect(summary.segments).toBeGreaterThanOrEqual(1);
     expect(summary.units).toBe('Hello from voxpipe. A second sentence follows here.'.length);
     for (const k of ['requestId', 'ttfaMs', 'totalMs']) expect(summary).toHaveProperty(k);
@@ -79,16 +80,17 @@ describe('voxpipe say', () => {
     const p = await readFile(pcm);
     expect(w.subarray(0, 4).toString()).toBe('RIFF');
     expect(w.readUInt32LE(40)).toBe(p.length);
-    expect(w.readUInt32LE(24)).toBe(24_000);
+    expect(w.readUInt32LE(24)).toBe(TONE_RATE);
     expect(w.subarray(44).equals(p)).toBe(true);
   });
 
-  it('--out - writes the audio bytes to stdout and nothing else', async () => {
+  it('--out - writes the audio to stdout (a streaming WAV header, then the PCM) and nothing else', async () => {
     const io = fakeIo(env());
     expect(await main(['say', 'Standard output only.', '--out', '-'], io)).toBe(0);
     const pcm = join(dir, 'b.pcm');
     await main(['say', 'Standard output only.', '--out', pcm], fakeIo(env()));
-    expect(io.outBytes().equals(await readFile(pcm))).toBe(true);
+    expect(io.outBytes().subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(io.outBytes().subarray(44).equals(await readFile(pcm))).toBe(true);
   });
 
   it('reads the text from standard input', async () => {
@@ -201,5 +203,26 @@ describe('embedded default', () => {
     expect(rms).toBeGreaterThan(0.01);
     expect(seconds).toBeGreaterThan(0.5);
     expect(seconds).toBeLessThan(4);
+  });
+});
+
+describe('the layout is what the audio says (issue 24)', () => {
+  // espeak speaks at 22,050 Hz; the HTTP transports can know it only from the audio (its WAV header or Content-Type).
+  it.skipIf(!hasEspeak).each(['sync', 'compat', 'async'])('--transport %s --format pcm --out x.wav on the minimal dialect: the file header carries the audio\'s rate', async (transport) => {
+    const espeak = await startServer({ engine: 'espeak', dialect: 'minimal', accounts: [{ apiKey: KEY, userId: 'u1' }] });
+    try {
+      const out = join(dir, `layout-${transport}.wav`);
+      const io = fakeIo({ VOXPIPE_BASE_URL: espeak.baseUrl, VOXPIPE_API_KEY: KEY });
+      expect(await main(['say', 'What rate is this?', '--format', 'pcm', '--transport', transport, '--out', out, '--json'], io)).toBe(0);
+      expect(io.err()).not.toContain('pcm_layout');
+      const summary = JSON.parse(io.out());
+      const file = await readFile(out);
+      expect(file.readUInt32LE(24)).toBe(22_050);
+      expect(summary).toMatchObject({ sampleRate: 22_050, transport });
+      expect(summary.receivedBytes).toBe(summary.audioBytes);
+      if (summary.expectedBytes !== null) expect(summary.expectedBytes).toBe(summary.receivedBytes);
+    } finally {
+      await espeak.close();
+    }
   });
 });

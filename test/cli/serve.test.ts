@@ -54,6 +54,27 @@ describe('voxpipe serve', () => {
     expect((await fetch(`${plain.line.rootUrl}/demo`)).status).toBe(404);
   });
 
+  it('--dialect random:SEED prints the draw on standard error, so the seed replays; a bad point is a usage error', async () => {
+    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--engine', 'tone', '--dialect', 'random:replay7:off=rate'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, VOXPIPE_API_KEY: 'sk-serve-test' } });
+    child = proc;
+    let err = '';
+    proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const deadline = Date.now() + 20_000;
+    while (!err.includes('replay: VOXPIPE_DIALECT=')) {
+      if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`no dialect note: ${err}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(err).toMatch(/dialect random:replay7:off=rate \(replay: VOXPIPE_DIALECT=random:replay7:off=rate\).*pcm rate engine.*capabilities \S+/);
+    proc.kill('SIGKILL');
+
+    const bad = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--engine', 'tone', '--dialect', 'random:x:off=nope'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let badErr = '';
+    bad.stderr!.setEncoding('utf8').on('data', (d: string) => (badErr += d));
+    const [code] = await once(bad, 'exit');
+    expect(code).toBe(2);
+    expect(badErr).toMatch(/invalid_arguments.*unknown dialect point "nope"/);
+  });
+
   it('prints one listening line with the four URLs, and drains on SIGTERM', async () => {
     const { proc, line, stdout } = await startServe(['--port', '0', '--engine', 'tone']);
     expect(Object.keys(line).sort()).toEqual(['baseUrl', 'event', 'rootUrl', 'rtHttpUrl', 'wsUrl']);

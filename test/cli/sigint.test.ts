@@ -47,8 +47,12 @@ describe('SIGINT during speak', () => {
     expect(stdout).toBe('');
     const lines = stderr.trim().split('\n').filter((l) => !l.includes('tone engine'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^voxpipe: interrupted; kept .*cut\.wav \(\d+ bytes of audio\)$/);
+    const kept = lines[0]!.match(/^voxpipe: interrupted; kept .*cut\.wav \((\d+) bytes; ([\d.]+) s of audio; \d+ bytes of pcm received\)$/);
+    expect(kept).not.toBeNull();
     const wav = readFileSync(out);
+    // The note says what the file holds (issue 25 item 9).
+    expect(Number(kept![1])).toBe(wav.length);
+    expect(Number(kept![2])).toBeCloseTo((wav.length - 44) / 48_000, 1);
     expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
     const dataBytes = wav.readUInt32LE(40);
     expect(dataBytes).not.toBe(0xffffffff);

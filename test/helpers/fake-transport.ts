@@ -13,6 +13,12 @@ export interface FakeOptions {
   /** Fail when this segment index (0-based, across sends) starts, after `failAfterBytes` bytes of it. */
   failAtSegment?: number;
   failAfterBytes?: number;
+  /** Say in each result how many bytes the segment carries (`expectedBytes`, as a deployment's count). */
+  statesBytes?: boolean;
+  /** Leave out the last chunk of this segment index (the count still says the whole). */
+  withholdAtSegment?: number;
+  /** Sample rate the audio chunks carry (what the audio says); default 24_000, as `ready` announces. */
+  chunkRate?: number;
 }
 
 export class FakeTransport extends EventEmitter<TransportEvents> implements SegmentTransport {
@@ -69,10 +75,11 @@ export class FakeTransport extends EventEmitter<TransportEvents> implements Segm
         while (this.paused) await new Promise<void>((r) => this.#resumeWaiters.push(r));
         await new Promise((r) => setImmediate(r));
         if (this.aborted) break;
-        this.emit('audio', { data: bytes.subarray(off, off + chunk), segmentId: item.seg.segmentId, sequence: ++this.#sequence, format: 'pcm', sampleRate: 24_000, channels: 1, bitDepth: 8 });
+        if (this.opts.withholdAtSegment === index && off + chunk >= bytes.length) continue;
+        this.emit('audio', { data: bytes.subarray(off, off + chunk), segmentId: item.seg.segmentId, sequence: ++this.#sequence, format: 'pcm', sampleRate: this.opts.chunkRate ?? 24_000, channels: 1, bitDepth: 8 });
       }
       this.#queue.shift();
-      const result: SegmentResult = { segmentId: item.seg.segmentId, units: item.seg.text.length, audioBytes: bytes.length, transport: this.name };
+      const result: SegmentResult = { segmentId: item.seg.segmentId, units: item.seg.text.length, audioBytes: bytes.length, ...(this.opts.statesBytes && { expectedBytes: bytes.length }), transport: this.name };
       this.results.push(result);
       this.emit('segment-completed', result);
       item.resolve(result);

@@ -27,12 +27,22 @@ export interface Misbehaviour {
   silentAfterText?: boolean;
   /** Send the audio but never `segment_completed`. */
   silentAfterAudio?: boolean;
+  /** From `start` on, a `warning` every 50 ms (chatter that is no progress), until the connection closes. */
+  chatter?: boolean;
   /** Close with 1012 right after `ready`. */
   failAfterReady?: boolean;
   /** After `ready`, send an error whose code, request id, stage, path and message carry the caller's Authorization value. */
   echoKey?: boolean;
   /** After `ready`, send an error with `code: ''`. */
   emptyErrorCode?: boolean;
+  /**
+   * The `sequence` of frame `frame` (from 1) of the `segment`-th segment
+   * flushed on the connection (from 0); default per connection from 1
+   * (`segment * FRAMES + frame`). Spec 6 leaves start, scope and gaps open.
+   */
+  sequenceOf?: (segment: number, frame: number) => number;
+  /** The name `segment_completed` gives its audio bytes (spec 6 leaves it open; `null`: not said); default `audio_bytes`. */
+  audioBytesField?: string | null;
 }
 
 /** Frames per segment, bytes per frame. */
@@ -124,6 +134,10 @@ function speak(ws: WebSocket, b: Misbehaviour, authorization: string, segmentInd
         requestId = String(m['request_id'] ?? 'simple-request');
         const request = m['request'] as Record<string, unknown>;
         send('ready', { mode: m['mode'] ?? 'simple', request_id: requestId, session_id: 'hs', provider: 'hostile', model: request['model'], voice_id: request['voice_id'], format: 'pcm', sample_rate: 24_000, channels: 1, bit_depth: 16 }, eventId);
+        if (b.chatter) {
+          const timer = setInterval(() => send('warning', { request_id: requestId, code: 'still_here', message: 'working on it' }), 50);
+          ws.once('close', () => clearInterval(timer));
+        }
         if (b.failAfterReady) ws.close(1012, 'restarting');
         else if (b.echoKey) {
           send('error', { request_id: authorization, code: `bad_${authorization}`, message: `refused ${authorization}`, retryable: false, terminal: true, stage: authorization, path: `request.${authorization}` }, eventId);
@@ -149,7 +163,8 @@ function speak(ws: WebSocket, b: Misbehaviour, authorization: string, segmentInd
         return;
       case 'flush': {
         const segmentId = String(m['segment_id']);
-        const base = segments++ * FRAMES; // sequences count per connection
+        const onConnection = segments++;
+        const sequenceOf = b.sequenceOf ?? ((segment: number, frame: number) => segment * FRAMES + frame); // per connection by default
         const index = segmentIndex(segmentId);
         send('segment_accepted', { request_id: requestId, segment_id: segmentId, characters: 1, reserved_units: 1 }, eventId);
         const frames = audioOf(index);
@@ -158,12 +173,13 @@ function speak(ws: WebSocket, b: Misbehaviour, authorization: string, segmentInd
           if (b.omit?.includes(seq)) continue;
           const times = b.repeat?.includes(seq) ? 2 : 1;
           for (let t = 0; t < times; t++) {
-            send('audio', { request_id: requestId, session_id: 'hs', segment_id: segmentId, sequence: base + seq, audio: frames[seq - 1], format: 'pcm', sample_rate: 24_000, channels: 1, bit_depth: 16 });
+            send('audio', { request_id: requestId, session_id: 'hs', segment_id: segmentId, sequence: sequenceOf(onConnection, seq), audio: frames[seq - 1], format: 'pcm', sample_rate: 24_000, channels: 1, bit_depth: 16 });
           }
         }
         if (b.silentAfterAudio) return;
         completed++;
-        send('segment_completed', { request_id: requestId, segment_id: segmentId, units: 1, audio_bytes: FRAMES * FRAME_BYTES });
+        const bytesField = b.audioBytesField === undefined ? 'audio_bytes' : b.audioBytesField;
+        send('segment_completed', { request_id: requestId, segment_id: segmentId, units: 1, ...(bytesField !== null && { [bytesField]: FRAMES * FRAME_BYTES }) });
         finishIfDone();
         return;
       }

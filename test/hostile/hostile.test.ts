@@ -6,7 +6,7 @@
  */
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ResumeError, TimeoutError, VoxpipeError } from '../../src/errors.js';
+import { AudioIncompleteError, ResumeError, TimeoutError, VoxpipeError } from '../../src/errors.js';
 import { ReliableSession, type ReliableSessionOptions } from '../../src/realtime/reliable/session.js';
 import { SimpleSession } from '../../src/realtime/simple-session.js';
 import { startServer } from '../../src/server/index.js';
@@ -99,18 +99,72 @@ describe('hostile server', () => {
     expect(out.audio.equals(expected())).toBe(true);
   });
 
-  it('a sequence that never comes is reported as a gap, the rest still in order', async () => {
-    const out = await drive(session(await serve(() => ({ audioOrder: [1, 3], omit: [2] }))));
+  it('a frame withheld once, silently: the segment is asked for again and the audio is byte-exact', async () => {
+    const server = await serve((n) => (n === 0 ? { audioOrder: [1, 3], omit: [2] } : {}));
+    const out = await drive(session(server));
     expect(out.error).toBeUndefined();
-    const [a, , c] = audioOf(0);
-    const [d, , f] = audioOf(1);
-    expect(out.audio.equals(Buffer.concat([a!, c!, d!, f!]))).toBe(true);
-    expect(out.warnings.map((w) => w.code)).toEqual(['audio_sequence_gap', 'audio_sequence_gap']);
+    expect(out.retries).toBe(1);
+    expect(out.audio.equals(expected())).toBe(true);
+  });
+
+  it('the last frame withheld once (nothing held behind it): asked for again, byte-exact', async () => {
+    const out = await drive(session(await serve((n) => (n === 0 ? { omit: [3] } : {}))));
+    expect(out.error).toBeUndefined();
+    expect(out.audio.equals(expected())).toBe(true);
+  });
+
+  it('a frame withheld on every attempt ends in audio_incomplete naming the segment and the missing bytes, never success', async () => {
+    const out = await drive(session(await serve(() => ({ omit: [3] }))));
+    expect(out.error).toBeInstanceOf(AudioIncompleteError);
+    expect(out.error).toMatchObject({ code: 'audio_incomplete', segmentId: 'seg-1', missing: { from: 2 * FRAME_BYTES, to: FRAMES * FRAME_BYTES } });
+    expect(out.error?.message).toContain('seg-1');
+  });
+
+  it('the segment\'s byte count is read under another name (`bytes`): a withheld frame is still caught', async () => {
+    const out = await drive(session(await serve(() => ({ omit: [3], audioBytesField: 'bytes' }))));
+    expect(out.error).toMatchObject({ code: 'audio_incomplete' });
+  });
+
+  it('a deployment that does not say a segment\'s byte count: unknown is not 0 (no error made up from it)', async () => {
+    const out = await drive(session(await serve(() => ({ audioBytesField: null }))));
+    expect(out.error).toBeUndefined();
+    expect(out.audio.equals(expected())).toBe(true);
+  });
+
+  it.each([
+    ['per segment from 0', (_segment: number, frame: number) => frame - 1, []],
+    ['per segment from 1', (_segment: number, frame: number) => frame, []],
+    ['per request from 1000', (segment: number, frame: number) => 1000 + segment * FRAMES + frame - 1, []],
+    // Skipping numbers is legal: said once, nothing lost.
+    ['per connection with gaps', (segment: number, frame: number) => 10 * (segment * FRAMES + frame) + (frame % 2), ['audio_sequence_gap']],
+  ])('audio numbered %s: every frame kept, byte-exact, no repeat dropped', async (_name, sequenceOf, warnings) => {
+    const out = await drive(session(await serve(() => ({ sequenceOf }))));
+    expect(out.error).toBeUndefined();
+    expect(out.warnings.map((w) => w.code)).toEqual(warnings);
+    expect(out.audio.equals(expected())).toBe(true);
+  });
+
+  it('audio numbered per request across a resume (the new connection goes on counting): byte-exact', async () => {
+    let next = 1000;
+    const out = await drive(session(await serve((n) => ({ ...(n === 0 && { omit: [3] }), sequenceOf: () => next++ }))));
+    expect(out.error).toBeUndefined();
+    expect(out.audio.equals(expected())).toBe(true);
+  });
+
+  it('no input_ack ever: resumes once by default (maxStallResumes 1), then fails with a TimeoutError', async () => {
+    const server = await serve(() => ({ silentAfterText: true }));
+    const out = await drive(session(server, { maxRetries: 6 }));
+    expect(out.error).toBeInstanceOf(TimeoutError);
+    expect(out.error?.details).toMatchObject({ attempts: 1 });
+    expect(out.error?.message).toMatch(/stalled 2 times: no progress from the server within 150 ms while waiting for input_ack for text sequence 1/);
+    expect(server.connections).toBe(2); // the first and one resume
+    expect(out.ms).toBeLessThan(3_000);
+    expect(out.lateAudio).toBe(0);
   });
 
   it('no input_ack ever: resumes, then fails with a TimeoutError saying how many attempts, within its deadline', async () => {
     const server = await serve(() => ({ silentAfterText: true }));
-    const out = await drive(session(server));
+    const out = await drive(session(server, { maxStallResumes: 3 }));
     expect(out.error).toBeInstanceOf(TimeoutError);
     expect(out.error?.details).toMatchObject({ attempts: 3 });
     expect(out.error?.message).toMatch(/3 attempts/);
@@ -167,6 +221,30 @@ describe('hostile server', () => {
     expect(error).toMatchObject({ retryable: true });
     expect(await sent).toBe(error);
     expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
+  it('simple mode: warnings every 50 ms after the commit are no progress: a TimeoutError within its deadline', async () => {
+    const server = await serve(() => ({ silentAfterText: true, chatter: true }));
+    const simple = new SimpleSession({ wsUrl: server.wsUrl, apiKey: API_KEY, request: { voice_id: VOICE, model: 'svc-s21pro-flash', format: 'pcm' }, progressTimeoutMs: 300 });
+    let warnings = 0;
+    simple.on('warning', () => warnings++);
+    const started = performance.now();
+    await simple.open();
+    const sent = simple.send({ segmentId: 's1', text: 'Hello there.' }).catch((e: unknown) => e);
+    const error = await simple.end().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(await sent).toBe(error);
+    expect(warnings).toBeGreaterThan(3);
+    expect(performance.now() - started).toBeLessThan(300 + 2_000);
+  });
+
+  it('reliable mode: warnings every 50 ms while an input_ack is owed are no progress: a TimeoutError within its budgets', async () => {
+    const server = await serve(() => ({ silentAfterText: true, chatter: true }));
+    const out = await drive(session(server));
+    expect(out.error).toBeInstanceOf(TimeoutError);
+    expect(out.warnings.length).toBeGreaterThan(3);
+    // Two stalls (the first resumed) of at most 1.25 x 150 ms each, plus slack.
+    expect(out.ms).toBeLessThan(2 * 1.25 * 150 + 2_000);
   });
 
   it('simple mode against a well-behaved hostile server completes (the harness speaks simple mode too)', async () => {

@@ -54,6 +54,33 @@ describe('apiErrorFromResponse', () => {
     expect(e401.code).toBe('unauthorized');
   });
 
+  it('turns an HTML error page into one line: status, content type and a short whitespace-collapsed excerpt', () => {
+    const page = '<!DOCTYPE html>\n<html>\n<head><title>500 Internal Server Error</title>\n<style>body { color: red; }</style></head>\n<body>\n  <h1>Internal   Server Error</h1>\n  <p>The upstream &amp; its\tproxy failed.</p>\n' + '<p>filler</p>\n'.repeat(200) + '</body>\n</html>\n';
+    const err = apiErrorFromResponse(500, headers({ 'content-type': 'text/html; charset=utf-8' }), page, 'POST /speech/tts');
+    expect(err).toBeInstanceOf(InternalServerError);
+    expect(err.code).toBe('internal_error');
+    expect(err.message).not.toMatch(/[\r\n\t]/);
+    expect(err.message).not.toMatch(/<|color: red/);
+    expect(err.message).toMatch(/^POST \/speech\/tts failed with HTTP 500 \(text\/html\): 500 Internal Server Error Internal Server Error The upstream & its proxy failed\. filler/);
+    expect(err.message.length).toBeLessThan(200);
+    expect(err.message.endsWith('…')).toBe(true);
+  });
+
+  it('a plain-text body and a JSON message with newlines are one line too', () => {
+    const text = apiErrorFromResponse(502, headers({ 'content-type': 'text/plain' }), 'Bad gateway\r\n\r\n  upstream timed out\n', 'GET /voices');
+    expect(text.message).toBe('GET /voices failed with HTTP 502 (text/plain): Bad gateway upstream timed out');
+    const json = apiErrorFromResponse(500, headers({ 'content-type': 'application/json' }), JSON.stringify({ error: { code: 'internal_error', message: 'line one\nline two' } }), 'GET /x');
+    expect(json.message).toBe('line one line two');
+  });
+
+  it('cuts an echoed key out before the excerpt is cut, so no part of it survives', () => {
+    const key = 'sk-excerpt-secret-0123456789abcdef';
+    registerSecret(key);
+    const body = `${'x '.repeat(55)}${key} and more`;
+    const err = apiErrorFromResponse(500, headers({ 'content-type': 'text/plain' }), body, 'GET /x');
+    expect(err.message).not.toContain(key.slice(0, 8));
+  });
+
   it('keeps siblings of the error wrapper (e.g. success: false)', () => {
     const err = apiErrorFromResponse(422, headers(), JSON.stringify({ success: false, error: { code: 'unprocessable_media', message: 'no audio track' } }), 'POST /media/lip-sync/jobs');
     expect(err.details).toEqual({ success: false });

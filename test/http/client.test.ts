@@ -21,6 +21,13 @@ afterEach(async () => {
   await server.close();
 });
 
+/** A sleep that advances a clock of its own (no real time passes): deadlines measured on `now`. */
+function clockedSleep(): { delays: number[]; now: () => number; sleep: (ms: number) => Promise<void> } {
+  let t = Date.now();
+  const delays: number[] = [];
+  return { delays, now: () => t, sleep: async (ms: number) => void (delays.push(ms), (t += ms)) };
+}
+
 function assertNoKey(err: unknown): void {
   expect(err).toBeInstanceOf(VoxpipeError);
   const e = err as VoxpipeError;
@@ -167,6 +174,49 @@ describe('HttpClient retries', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('an HTML 500 page (a proxy in front of the service) is one error line: status, content type, a short excerpt', async () => {
+    server.handle((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/html' });
+      res.end('<html>\r\n<head><title>500 Internal Server Error</title></head>\r\n<body>\r\n<center><h1>500 Internal Server Error</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n');
+    });
+    const err = await client({ maxRetries: 1 }).json({ path: '/voices' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InternalServerError);
+    expect((err as Error).message).toBe('GET /api/open/v1/voices failed with HTTP 500 (text/html): 500 Internal Server Error 500 Internal Server Error nginx');
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('waits out a 409 in progress longer than the retry budget, as long as Retry-After says (seconds or a date), and resends the same id', async () => {
+    const clock = clockedSleep();
+    const inProgress = (retryAfter: string) => ({ error: { code: 'ERR_REQUEST_IN_PROGRESS', message: 'running' }, retryAfter });
+    server.handle((_req, res, i) => {
+      if (i >= 5) return json(res, 200, { audio_url: '/a' });
+      const answer = inProgress(i < 4 ? '5' : new Date(clock.now() + 7_000).toUTCString());
+      json(res, 409, { error: answer.error }, { 'retry-after': answer.retryAfter });
+    });
+    const retries: RetryInfo[] = [];
+    const res = await client({ maxRetries: 1, sleep: clock.sleep, now: clock.now }).json({ method: 'POST', path: '/speech/tts', body: { text: 'x' }, headers: { 'x-request-id': 'same-id' }, onRetry: (r) => retries.push(r) });
+    expect(res.data).toEqual({ audio_url: '/a' });
+    expect(server.requests).toHaveLength(6);
+    expect(new Set(server.requests.map((r) => r.headers['x-request-id']))).toEqual(new Set(['same-id']));
+    expect(clock.delays.slice(0, 4)).toEqual([5_000, 5_000, 5_000, 5_000]);
+    // An HTTP date has whole seconds: between 6 and 7 s after the clock's now.
+    expect(clock.delays[4]).toBeGreaterThan(5_900);
+    expect(clock.delays[4]).toBeLessThanOrEqual(7_000);
+    expect(retries.map((r) => r.attempt)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("stops waiting for a 409 in progress at the request's own deadline, with a TimeoutError that says so", async () => {
+    const clock = clockedSleep();
+    server.handle((_req, res) => json(res, 409, { error: { code: 'ERR_REQUEST_IN_PROGRESS', message: 'running' } }, { 'retry-after': '5' }));
+    const err = await client({ maxRetries: 5, sleep: clock.sleep, now: clock.now, deadlineMs: 12_000 })
+      .json({ method: 'POST', path: '/speech/tts', body: {}, headers: { 'x-request-id': 'r' } })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as Error).message).toMatch(/still had this request in progress 10\.0 s after it was first sent and asked to wait 5\.0 s more, past the request's deadline of 12\.0 s/);
+    expect(clock.delays).toEqual([5_000, 5_000]);
+    expect(server.requests).toHaveLength(3);
+  });
+
   it('does not retry 4xx', async () => {
     server.handle((_req, res) => json(res, 400, { error: { code: 'invalid_request', message: 'bad' } }));
     await expect(client().json({ path: '/x' })).rejects.toMatchObject({ status: 400 });
@@ -184,10 +234,10 @@ describe('HttpClient timeouts and abort', () => {
   });
 
   it('rejects with AbortError when the caller aborts, without retrying', async () => {
-    server.handle(() => undefined);
     const ac = new AbortController();
+    // Aborted once the request is in (never answered): no timer racing the request.
+    server.handle(() => ac.abort());
     const p = client().json({ path: '/slow', signal: ac.signal });
-    setTimeout(() => ac.abort(), 20);
     await expect(p).rejects.toBeInstanceOf(AbortError);
     expect(server.requests).toHaveLength(1);
   });

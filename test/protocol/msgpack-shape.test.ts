@@ -30,6 +30,10 @@ describe('scanShape', () => {
     ['map32 declaring 2^32-1 entries', 'truncated', bytes(0xdf, 0xff, 0xff, 0xff, 0xff, 0xc0, 0xc0)],
     ['array32 declaring 2^32-1 items', 'truncated', bytes(fixmap(1), str('a'), 0xdd, 0xff, 0xff, 0xff, 0xff, 0xc0)],
     ['bin32 declaring 4 GiB', 'truncated', bytes(fixmap(1), str('a'), 0xc6, 0xff, 0xff, 0xff, 0xff, 0x00)],
+    // Every byte of a 32-bit length counts (lengths are read big-endian from the bytes).
+    ['bin32 of 1 byte', null, bytes(fixmap(1), str('a'), 0xc6, 0x00, 0x00, 0x00, 0x01, 0x00)],
+    ['bin32 declaring 2^24 + 1 bytes, 1 present', 'truncated', bytes(fixmap(1), str('a'), 0xc6, 0x01, 0x00, 0x00, 0x01, 0x00)],
+    ['str16 declaring 257 bytes, 1 present', 'truncated', bytes(fixmap(1), str('a'), 0xda, 0x01, 0x01, 0x61)],
   ];
   it.each(rows)('%s -> %s', (_name, expected, frame) => {
     expect(scanShape(frame, DEPTH)).toBe(expected);

@@ -48,6 +48,17 @@ describe('readServerEvent', () => {
     expect(readServerEvent({ event: 'error', code: 17 })).toMatchObject({ event: { code: '17' } });
   });
 
+  it('a segment\'s audio bytes are read under any of their names; unknown stays absent, never 0', () => {
+    for (const name of ['audio_bytes', 'bytes', 'audio_size_bytes', 'audio_length']) {
+      expect(readServerEvent({ event: 'segment_completed', segment_id: 's', units: 1, [name]: 12 })).toMatchObject({ event: { audio_bytes: 12 } });
+      expect(readServerEvent({ event: 'usage', segment_id: 's', [name]: 12 })).toMatchObject({ event: { audio_bytes: 12 } });
+    }
+    for (const map of [{ event: 'segment_completed', segment_id: 's', units: 1 }, { event: 'usage', segment_id: 's' }, { event: 'segment_completed', segment_id: 's', audio_bytes: -3 }]) {
+      const read = readServerEvent(map);
+      expect(read.kind === 'event' && 'audio_bytes' in read.event).toBe(false);
+    }
+  });
+
   it('an undecodable frame is unusable, naming the problem', () => {
     const read = readServerFrame(Uint8Array.from([0x81, 0xc1, 0x00]));
     expect(read).toMatchObject({ kind: 'unusable', error: { code: 'invalid_server_frame', message: expect.stringContaining('MessagePack') } });

@@ -89,8 +89,8 @@ export function audioOut(calls: PortCall[]): Buffer {
   return Buffer.concat(calls.flatMap((c) => (c.call === 'emitAudio' ? [Buffer.from(c.audio.data)] : [])));
 }
 
-/** The watchdog timers (progress and resume deadlines), which `effects()` leaves out; `watchdogs()` lists them. */
-const WATCHDOGS: ReadonlySet<string> = new Set([TimerId.progress, TimerId.resumeDeadline]);
+/** The watchdog timers (progress, resume and status-read deadlines), which `effects()` leaves out; `watchdogs()` lists them. */
+const WATCHDOGS: ReadonlySet<string> = new Set([TimerId.progress, TimerId.resumeDeadline, TimerId.status]);
 
 /** Starts and cancels of the watchdog timers only. */
 export function watchdogs(calls: PortCall[]): string[] {

@@ -141,7 +141,7 @@ describe('decideRecovery (pure)', () => {
 
   it('completed: every sent segment settled, audio where offered', () => {
     const action = decideRecovery({ kind: 'found', status: status('completed', [entry('a', 'completed', '/a'), entry('b', 'completed')]) }, pending.slice(0, 2), 'r');
-    expect(action).toEqual({ kind: 'recover', after: 'finish', items: [{ segmentId: 'a', url: '/a', units: 3 }, { segmentId: 'b', url: undefined, units: 3 }] });
+    expect(action).toEqual({ kind: 'recover', after: 'finish', items: [{ segmentId: 'a', url: '/a', units: 3, audioBytes: 2 }, { segmentId: 'b', url: undefined, units: 3, audioBytes: 2 }] });
   });
 
   it.each([

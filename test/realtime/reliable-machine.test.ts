@@ -66,7 +66,7 @@ describe('happy path', () => {
     h.frame(ev.usage('s1', 6));
     expect(emitted(h.port.take(), 'usage')[0]).toMatchObject({ segmentId: 's1', segmentUnits: 6 });
     h.frame(ev.completed('s1', 6, 4));
-    expect(emitted(h.port.take(), 'segment-completed')).toEqual([{ type: 'segment-completed', result: { segmentId: 's1', units: 6, audioBytes: 4 } }]);
+    expect(emitted(h.port.take(), 'segment-completed')).toEqual([{ type: 'segment-completed', result: { segmentId: 's1', units: 6, audioBytes: 4, expectedBytes: 4 } }]);
 
     h.handle({ type: 'stop-requested' });
     expect(sent(h.port.take())).toEqual(['stop']);
@@ -343,6 +343,18 @@ describe('status branches after a failure', () => {
     const calls = h.port.take();
     expect(emitted(calls, 'warning').map((w) => w.code)).toEqual(['audio_unavailable']);
     expect(emitted(calls, 'finished')).toHaveLength(1);
+  });
+
+  it('completed without audio for a segment whose manifest count exceeds what was emitted: audio_incomplete, not a finish', () => {
+    const h = droppedNearTheEnd();
+    const segments = [
+      { segment_id: 's1', index: 0, state: 'completed' as const, characters: 4, units: 4, audio_bytes: 2 },
+      { segment_id: 's2', index: 1, state: 'completed' as const, characters: 4, units: 4, audio_bytes: 6 },
+    ];
+    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('completed', segments) } });
+    const calls = h.port.take();
+    expect(emitted(calls, 'failed')[0]!.error).toMatchObject({ code: 'audio_incomplete', segmentId: 's2', missing: { from: 2, to: 6 } });
+    expect(emitted(calls, 'finished')).toEqual([]);
   });
 
   it('completed before the user ended: a later segment fails with request_completed', () => {
@@ -672,16 +684,16 @@ describe('close 1011 or 1001 after ready: the status route decides (no blind ret
 });
 
 describe('audio order (spec 6, rule 2)', () => {
-  it('emits frames in sequence order whatever the arrival order, and drops exact repeats', () => {
+  it('emits frames in sequence order whatever the arrival order, and drops (and reports) exact repeats', () => {
     const h = harness().run();
     h.queue('s1', 'One.').frame(ev.ack(1)).frame(ev.accepted('s1'));
     h.frame(ev.audio('s1', [3], 3)).frame(ev.audio('s1', [1], 1)).frame(ev.audio('s1', [1], 1)).frame(ev.audio('s1', [2], 2));
     const calls = h.port.take();
     expect(audioOut(calls)).toEqual(Buffer.from([1, 2, 3]));
-    expect(emitted(calls, 'warning')).toEqual([]);
+    expect(emitted(calls, 'warning').map((w) => w.code)).toEqual(['audio_repeat']);
   });
 
-  it('a sequence that never arrives: the segment end releases the rest and warns audio_sequence_gap', () => {
+  it('a sequence skipped (the byte count says nothing is missing): the segment end releases the rest and warns audio_sequence_gap', () => {
     const h = harness().run();
     h.queue('s1', 'One.').frame(ev.ack(1)).frame(ev.accepted('s1'));
     h.frame(ev.audio('s1', [1], 1)).frame(ev.audio('s1', [3], 3));
@@ -689,8 +701,30 @@ describe('audio order (spec 6, rule 2)', () => {
     h.frame(ev.completed('s1', 1, 2));
     const calls = h.port.take();
     expect(audioOut(calls)).toEqual(Buffer.from([3]));
-    expect(emitted(calls, 'warning').map((w) => [w.code, w.message])).toEqual([['audio_sequence_gap', expect.stringContaining('sequence 2 never arrived')]]);
+    expect(emitted(calls, 'warning').map((w) => [w.code, w.message])).toEqual([['audio_sequence_gap', expect.stringContaining('sequence 2 skipped')]]);
     expect(emitted(calls, 'segment-completed')).toHaveLength(1);
+  });
+
+  it('a segment completed short of its byte count, the frames past the hole still held: they are dropped and the request resumes', () => {
+    const h = harness().run();
+    h.queue('s1', 'One.').frame(ev.ack(1)).frame(ev.accepted('s1'));
+    h.frame(ev.audio('s1', [1], 1)).frame(ev.audio('s1', [3], 3));
+    h.port.take();
+    h.frame(ev.completed('s1', 1, 3));
+    const calls = h.port.take();
+    expect(audioOut(calls)).toEqual(Buffer.alloc(0));
+    expect(emitted(calls, 'retry')).toHaveLength(1);
+    expect(emitted(calls, 'retry')[0]!.error).toMatchObject({ code: 'audio_incomplete', segmentId: 's1', missing: { from: 2, to: 3 } });
+    expect(emitted(calls, 'segment-completed')).toEqual([]);
+  });
+
+  it('a segment completed short after audio past the hole was emitted: audio_incomplete, never success', () => {
+    const h = harness({ reorderWindowFrames: 0 }).run();
+    h.queue('s1', 'One.').frame(ev.ack(1)).frame(ev.accepted('s1'));
+    h.frame(ev.audio('s1', [1], 1)).frame(ev.audio('s1', [3], 3)).frame(ev.completed('s1', 1, 3));
+    const calls = h.port.take();
+    expect(emitted(calls, 'failed')[0]!.error).toMatchObject({ code: 'audio_incomplete', segmentId: 's1', expectedBytes: 3, receivedBytes: 2 });
+    expect(emitted(calls, 'segment-completed')).toEqual([]);
   });
 
   it.each([
@@ -710,10 +744,12 @@ describe('audio order (spec 6, rule 2)', () => {
 });
 
 describe('progress deadline', () => {
-  it('arms while an input_ack is owed; a silent period resumes with a retryable TimeoutError', () => {
+  it('arms while an input_ack is owed; a quiet budget (four slices) resumes with a retryable TimeoutError', () => {
     const h = harness({ progressTimeoutMs: 5_000 }).run();
     h.queue('s1', 'One.');
-    expect(watchdogs(h.port.take())).toEqual([`startTimer:${TimerId.progress}`]);
+    expect(h.port.take().filter((c) => c.call === 'startTimer')).toEqual([{ call: 'startTimer', id: TimerId.progress, ms: 1_250 }]);
+    for (let slice = 0; slice < 3; slice++) h.handle({ type: 'timer', id: TimerId.progress });
+    expect(emitted(h.port.take(), 'retry')).toEqual([]);
     h.handle({ type: 'timer', id: TimerId.progress });
     const calls = h.port.take();
     const retry = emitted(calls, 'retry')[0]!;

@@ -5,17 +5,19 @@
 import { describe, expect, it } from 'vitest';
 import { AudioOrder, describeGaps, SequenceWindow } from '../../src/realtime/sequence-window.js';
 
-function feed(window: SequenceWindow<string>, sequences: number[]): { out: number[]; gaps: string[]; dupes: number[] } {
+function feed(window: SequenceWindow<string>, sequences: number[]): { out: number[]; gaps: string[]; dupes: number[]; late?: number[] } {
   const out: number[] = [];
   const gaps: string[] = [];
   const dupes: number[] = [];
+  const late: number[] = [];
   for (const s of sequences) {
     const v = window.push(s, `f${s}`);
     out.push(...v.release.map((f) => Number(f.slice(1))));
     if (v.gaps.length > 0) gaps.push(describeGaps(v.gaps));
     if (v.duplicate) dupes.push(s);
+    if (v.late) late.push(s);
   }
-  return { out, gaps, dupes };
+  return late.length > 0 ? { out, gaps, dupes, late } : { out, gaps, dupes };
 }
 
 describe('SequenceWindow', () => {
@@ -36,13 +38,24 @@ describe('SequenceWindow', () => {
     expect(feed(new SequenceWindow(4), [1, 2, 2, 1, 4, 4, 3])).toEqual({ out: [1, 2, 3, 4], gaps: [], dupes: [2, 1, 4] });
   });
 
-  it('drops sequences that are not positive safe integers as repeats', () => {
-    expect(feed(new SequenceWindow(4), [0, -1, 1.5, 1]).dupes).toEqual([0, -1, 1.5]);
+  it('a numbering that starts below the expected start is followed, not dropped as repeats', () => {
+    expect(feed(new SequenceWindow(4), [0, 1, 2])).toEqual({ out: [0, 1, 2], gaps: [], dupes: [] });
+    expect(feed(new SequenceWindow(4, 7), [1, 2, 3])).toEqual({ out: [1, 2, 3], gaps: [], dupes: [] });
   });
 
-  it('gives up a missing sequence once the window overflows, releasing in order', () => {
+  it('a numbering that starts further ahead than any reordering starts there, held for nothing', () => {
+    expect(feed(new SequenceWindow(4), [1000, 1001, 1002])).toEqual({ out: [1000, 1001, 1002], gaps: [], dupes: [] });
+  });
+
+  it('a frame never seen that comes after a later one was released is late, not a repeat', () => {
     const w = new SequenceWindow<string>(2);
-    expect(feed(w, [1, 3, 4, 5, 2])).toEqual({ out: [1, 3, 4, 5], gaps: ['2'], dupes: [2] });
+    expect(feed(w, [1, 3, 4, 5, 2])).toEqual({ out: [1, 3, 4, 5], gaps: ['2'], dupes: [], late: [2] });
+  });
+
+  it('once a gap was skipped, the window holds nothing more (numbering with gaps is legal)', () => {
+    const w = new SequenceWindow<string>(1);
+    expect(feed(w, [1, 3, 5, 7, 9])).toEqual({ out: [1, 3, 5, 7, 9], gaps: ['2, 4', '6', '8'], dupes: [] });
+    expect(w.held).toBe(0);
   });
 
   it('drain releases everything held and names each gap', () => {
@@ -53,8 +66,8 @@ describe('SequenceWindow', () => {
     expect(describeGaps(v.gaps)).toBe('2-3, 5-6');
   });
 
-  it('window 0 never holds: every gap is reported at once', () => {
-    expect(feed(new SequenceWindow(0), [1, 3, 2, 4])).toEqual({ out: [1, 3, 4], gaps: ['2'], dupes: [2] });
+  it('window 0 never holds: every gap is reported at once, a frame behind is late', () => {
+    expect(feed(new SequenceWindow(0), [1, 3, 2, 4])).toEqual({ out: [1, 3, 4], gaps: ['2'], dupes: [], late: [2] });
   });
 });
 
@@ -69,5 +82,34 @@ describe('AudioOrder', () => {
     expect(order.held).toBe(1);
     order.drainAll();
     expect(order.held).toBe(0);
+  });
+
+  /** Push (segment, sequence) pairs; the items released, in order, and the repeats counted. */
+  function order(frames: [string, number][], first?: number): { out: string[]; repeats: number } {
+    const o = new AudioOrder<string>(16, first);
+    const out: string[] = [];
+    for (const [seg, seq] of frames) out.push(...o.push(seg, seq, `${seg}${seq}`).release);
+    out.push(...o.drainAll().release);
+    return { out, repeats: o.repeats };
+  }
+
+  it('every scope and start keeps every frame: per connection, per segment from 0 or 1, per request from 1000, with gaps', () => {
+    const perConnection: [string, number][] = [['a', 1], ['a', 2], ['b', 3], ['b', 4]];
+    const perSegment0: [string, number][] = [['a', 0], ['a', 1], ['b', 0], ['b', 1]];
+    const perSegment1: [string, number][] = [['a', 1], ['a', 2], ['b', 1], ['b', 2]];
+    const perRequest: [string, number][] = [['a', 1000], ['a', 1001], ['b', 1002], ['b', 1003]];
+    const gapped: [string, number][] = [['a', 10], ['a', 20], ['b', 30], ['b', 45]];
+    for (const frames of [perConnection, perSegment0, perSegment1, perRequest, gapped]) {
+      expect(order(frames)).toEqual({ out: frames.map(([s, n]) => `${s}${n}`), repeats: 0 });
+    }
+  });
+
+  it('a real repeat (same segment, same sequence) is dropped and counted; the same number in another segment is not a repeat', () => {
+    expect(order([['a', 0], ['a', 1], ['a', 1], ['b', 0], ['b', 0], ['b', 1]])).toEqual({ out: ['a0', 'a1', 'b0', 'b1'], repeats: 2 });
+  });
+
+  it('a new connection expected to continue the count still takes a numbering that starts over', () => {
+    expect(order([['a', 1], ['a', 2]], 50)).toEqual({ out: ['a1', 'a2'], repeats: 0 });
+    expect(order([['a', 50], ['a', 51]], 50)).toEqual({ out: ['a50', 'a51'], repeats: 0 });
   });
 });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSpeechStream } from '../../src/speech.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import type { ServiceConfig } from '../../src/config.js';
+import { TONE_RATE } from '../helpers/dialect.js';
 
 const TEXT = 'The first sentence is short. The second one is a little longer than that. A third follows. And a fourth sentence ends it.';
 let server: ReferenceServer;
@@ -139,6 +140,6 @@ describe('auto failover', () => {
     for await (const c of speech) bytes += (c as Buffer).length;
     expect(bytes).toBeGreaterThan(0);
     expect(speech.summary().transport).toBe('sync');
-    expect(speech.summary().ready?.sampleRate).toBe(24_000);
+    expect(speech.summary().ready?.sampleRate).toBe(TONE_RATE);
   });
 });

@@ -17,6 +17,7 @@ import { openService } from '../service.js';
 import { writeAudioOut } from '../audio-out.js';
 import { checkOutPath } from '../out-path.js';
 import { defined } from '../../defined.js';
+import { emit, table } from '../output.js';
 
 
 /** Spoken by the previews when --preview-text is not given. */
@@ -51,6 +52,29 @@ export const command: CliCommand<Options> = {
   run,
 };
 
+function withoutPreviewUrls(raw: Record<string, unknown>): Record<string, unknown> {
+  const candidates = Array.isArray(raw['candidates']) ? (raw['candidates'] as Record<string, unknown>[]) : undefined;
+  if (!candidates) return raw;
+  return { ...raw, candidates: candidates.map(({ previewAudioUrl: _url, preview_audio_url: _url2, ...c }) => c) };
+}
+
+/** A design in a few lines: its id, a row per candidate, and the commands that preview and save one. */
+function humanDesign(d: Record<string, unknown>): string {
+  const id = String(d['designId'] ?? d['design_id'] ?? d['id'] ?? '?');
+  const candidates = Array.isArray(d['candidates']) ? (d['candidates'] as Record<string, unknown>[]) : [];
+  const rows = candidates.map((c) => {
+    const p = (c['parameters'] ?? {}) as Record<string, unknown>;
+    return [c['candidateId'] ?? c['candidate_id'] ?? c['id'], p['gender'], p['basePitchHz'] === undefined ? undefined : `${String(p['basePitchHz'])} Hz`, p['rate'], p['language'], p['provider'], p['engineModelId']];
+  });
+  const expires = d['expiresAt'] ?? d['expires_at'];
+  return [
+    `design ${id}${expires ? ` (until ${String(expires)})` : ''}: ${candidates.length} candidates`,
+    table(rows, ['CANDIDATE', 'GENDER', 'PITCH', 'RATE', 'LANGUAGE', 'PROVIDER', 'MODEL']),
+    `listen: voxpipe design preview ${id} CANDIDATE --out preview.wav`,
+    `keep:   voxpipe design save ${id} CANDIDATE --name NAME`,
+  ].join('\n');
+}
+
 function formatOf(format: 'wav' | 'mp3' | undefined, out: string): 'wav' | 'mp3' {
   return format ?? (out.toLowerCase().endsWith('.mp3') ? 'mp3' : 'wav');
 }
@@ -64,7 +88,6 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
   if (action === 'preview' && values.out !== '-') await checkOutPath(values.out!);
   if (action === 'save' && !values.name) throw new UsageError('design save needs --name N');
   if (!['create', 'preview', 'save'].includes(action ?? '')) throw new UsageError(`design needs one of create, preview, save (got ${JSON.stringify(action ?? '')})`);
-  const print = (value: unknown) => io.stdout.write(`${values.json ? JSON.stringify(value) : JSON.stringify(value, null, 2)}\n`);
   const service = await openService(io);
   try {
     const client: VoxpipeClient = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
@@ -75,7 +98,9 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
         ...defined({ providers: values.provider, idempotencyKey: values.idempotencyKey }),
       });
       if (service.embedded && service.dataDir === undefined) note(io, 'this design lives in this invocation\'s in-memory server only (--ephemeral); without it, or with VOXPIPE_BASE_URL, you can preview and save it later');
-      print({ ...design.raw, idempotencyKey: design.idempotencyKey });
+      // The embedded server is gone when this command ends: its preview URLs would point nowhere.
+      const raw = service.embedded ? withoutPreviewUrls(design.raw) : design.raw;
+      emit(io, values.json, { ...raw, idempotencyKey: design.idempotencyKey }, humanDesign);
       return ExitCode.ok;
     }
     const [designId, candidateId] = rest as [string, string];
@@ -93,7 +118,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
       name: values.name!,
       ...defined({ idempotencyKey: values.idempotencyKey }),
     });
-    if (values.json) print({ ...saved.raw, idempotencyKey: saved.idempotencyKey });
+    if (values.json) emit(io, true, { ...saved.raw, idempotencyKey: saved.idempotencyKey }, () => '');
     else {
       io.stdout.write(`${saved.voiceId}\n`);
       note(io, `saved candidate ${candidateId} as voice ${saved.voiceId}`);

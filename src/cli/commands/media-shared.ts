@@ -134,7 +134,7 @@ export function clientOf(config: ServiceConfig): VoxpipeClient {
  */
 export function pollOptionsOf<T extends BaseTask>(service: Service, io: Io, label: string, intervalText: string | undefined): PollOptions<T> {
   const intervalMs = numberOption(intervalText, 'interval-ms', 10, 60_000);
-  const timing = intervalMs !== undefined ? { intervalMs, maxIntervalMs: Math.max(intervalMs, 5_000) } : service.embedded ? EMBEDDED_POLL : {};
+  const timing = intervalMs !== undefined ? { intervalMs, maxIntervalMs: Math.max(intervalMs, 5_000) } : service.embedded || service.dataDir !== undefined ? EMBEDDED_POLL : {};
   const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
   const started = Date.now();
   const onProgress = tty

@@ -9,6 +9,7 @@ import { createClient } from '../../http/index.js';
 import { jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, note, type Io } from '../io.js';
 import { openService } from '../service.js';
+import { emit, fields } from '../output.js';
 
 interface Options {
   json?: boolean;
@@ -33,7 +34,7 @@ async function run(values: Options, io: Io): Promise<number> {
     if (webhookUrl !== undefined && typeof profile.raw['webhookSecret'] === 'string') {
       note(io, 'webhook set; keep webhookSecret: it is shown only now (verify X-Voxpipe-Signature with it)');
     }
-    io.stdout.write(`${values.json ? JSON.stringify(profile.raw) : JSON.stringify(profile.raw, null, 2)}\n`);
+    emit(io, values.json, profile.raw, (raw) => fields(raw));
     return ExitCode.ok;
   } finally {
     await service.close();

@@ -7,6 +7,7 @@ import { numberOption } from '../args.js';
 import { jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, type Io } from '../io.js';
 import { openService } from '../service.js';
+import { emit, fields, table } from '../output.js';
 
 interface Options {
   json?: boolean;
@@ -28,7 +29,11 @@ async function run(values: Options, io: Io): Promise<number> {
   try {
     const client = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
     const summary = await client.usage.get({ query: { limit } });
-    io.stdout.write(`${values.json ? JSON.stringify(summary.raw) : JSON.stringify(summary.raw, null, 2)}\n`);
+    emit(io, values.json, summary.raw, (raw) => {
+      const entries = Array.isArray(raw['ledger']) ? (raw['ledger'] as Record<string, unknown>[]) : [];
+      const recent = entries.length === 0 ? 'no ledger entries yet' : `recent entries:\n${table(entries.map((e) => [e['createdAt'] ?? e['created_at'], e['amount'], e['currency'], e['state'], e['reason'] ?? e['description'] ?? e['refId']]), ['WHEN', 'AMOUNT', 'CURRENCY', 'STATE', 'WHAT'])}`;
+      return `${fields(raw, ['pagination'])}\n${recent}`;
+    });
     return ExitCode.ok;
   } finally {
     await service.close();

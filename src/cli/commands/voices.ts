@@ -16,6 +16,7 @@ import { UsageError } from '../args.js';
 import { jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, note, type Io } from '../io.js';
 import { openService } from '../service.js';
+import { emit, table as grid } from '../output.js';
 
 interface Options {
   json?: boolean;
@@ -49,11 +50,12 @@ export const command: CliCommand<Options> = {
 /** MIME types of reference audio files, by extension. */
 const AUDIO_TYPES: Record<string, string> = { '.wav': 'audio/wav', '.mp3': 'audio/mpeg', '.ogg': 'audio/ogg', '.opus': 'audio/ogg', '.flac': 'audio/flac', '.m4a': 'audio/mp4', '.webm': 'audio/webm' };
 
-/** A table row per voice: id, type, language, default model, name. */
+/** A table row per voice: id, type, language, default model, name (`say --voice` takes the id or the name). */
 function table(rows: Record<string, unknown>[]): string {
-  const cells = rows.map((r) => [r['voiceId'], r['type'] ?? '', r['language'] ?? '', r['defaultEngineModelId'] ?? '', r['name'] ?? ''].map((c) => String(c)));
-  const widths = [0, 1, 2, 3].map((i) => Math.max(...cells.map((c) => c[i]!.length)));
-  return cells.map((c) => c.map((cell, i) => (i < 4 ? cell.padEnd(widths[i]!) : cell)).join('  ')).join('\n');
+  return grid(
+    rows.map((r) => [r['voiceId'], r['type'], r['language'], r['defaultEngineModelId'], r['name']]),
+    ['VOICE', 'TYPE', 'LANGUAGE', 'DEFAULT MODEL', 'NAME'],
+  );
 }
 
 async function cloneParams(name: string, source: string, values: Options): Promise<CloneVoiceParams> {
@@ -86,11 +88,14 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
     const client: VoxpipeClient = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
     switch (action) {
       case 'list': {
-        // Filtered here, from the fields the list gives, so the filters work on any deployment.
-        const voices = (await client.voices.list())
+        // Every page, however the deployment pages; filtered here, from the
+        // fields the list gives, so the filters work on any deployment.
+        const list = await client.voices.listPages();
+        if (!list.complete) note(io, `the voice list goes on past ${list.voices.length} voices in ${list.pages} pages; only those are shown`);
+        const voices = list.voices
           .map((v) => v.raw)
           .filter((v) => (type === undefined || v['type'] === type) && (values.model === undefined || (Array.isArray(v['models']) && v['models'].includes(values.model))));
-        io.stdout.write(values.json ? `${JSON.stringify({ voices })}\n` : `${table(voices)}\n`);
+        emit(io, values.json, { items: voices }, (v) => (v.items.length === 0 ? 'no voices' : table(v.items)));
         return ExitCode.ok;
       }
       case 'clone': {

@@ -5,8 +5,9 @@
  */
 import { VoxpipeError } from '../../errors.js';
 import { ClientErrorCode, type HttpClient } from '../client.js';
-import { arr, asObject, isObject, str, type JsonObject } from '../fields.js';
+import { asObject, isObject, str, type JsonObject } from '../fields.js';
 import { HEADERS, REST_ROUTES } from '../../protocol/rest.js';
+import { listAll, type ListAllOptions } from '../paging.js';
 
 export const VOICES_PATH = REST_ROUTES.voices;
 
@@ -19,10 +20,20 @@ export interface Voice {
 }
 
 export function normalizeVoice(obj: JsonObject): Voice | undefined {
-  const voiceId = str(obj, 'voiceId', 'id', 'reference_id');
+  const voiceId = str(obj, 'voiceId', 'voice_id', 'id', 'reference_id');
   if (!voiceId) return undefined;
   return { voiceId, name: str(obj, 'name', 'title'), defaultEngineModelId: str(obj, 'defaultEngineModelId'), raw: obj };
 }
+
+/** Every voice of the list, and whether a bound stopped the walk early. */
+export interface VoiceList {
+  voices: Voice[];
+  /** False when `maxPages` or `maxItems` stopped the walk while the deployment said there was more. */
+  complete: boolean;
+  pages: number;
+}
+
+export type ListVoicesOptions = Pick<ListAllOptions, 'signal' | 'pageSize' | 'maxPages' | 'maxItems' | 'timeoutMs' | 'maxRetries'>;
 
 export interface CloneVoiceParams {
   name: string;
@@ -69,11 +80,19 @@ function cloneBody(p: CloneVoiceParams): FormData | Record<string, unknown> {
 export class Voices {
   constructor(private readonly client: HttpClient) {}
 
-  /** Public and personal voices. */
-  async list(options: { signal?: AbortSignal | undefined } = {}): Promise<Voice[]> {
-    const res = await this.client.json({ path: VOICES_PATH, signal: options.signal });
-    const items = Array.isArray(res.data) ? res.data : (arr(asObject(res.data), 'voices', 'data', 'items') ?? []);
-    return items.map((v) => normalizeVoice(asObject(v))).filter((v): v is Voice => v !== undefined);
+  /** Public and personal voices, every page of them (see `listPages`). */
+  async list(options: ListVoicesOptions = {}): Promise<Voice[]> {
+    return (await this.listPages(options)).voices;
+  }
+
+  /**
+   * Every voice of `GET /voices`, across whatever paging the deployment uses
+   * (offset, page, cursor, a next link or a `Link` header; `paging.ts`), at
+   * most 50 pages and 10,000 voices unless told otherwise.
+   */
+  async listPages(options: ListVoicesOptions = {}): Promise<VoiceList> {
+    const { items, complete, pages } = await listAll(this.client, { path: VOICES_PATH, keyOf: (v) => (isObject(v) ? str(v, 'voiceId', 'voice_id', 'id', 'reference_id') : undefined), ...options });
+    return { voices: items.map((v) => normalizeVoice(asObject(v))).filter((v): v is Voice => v !== undefined), complete, pages };
   }
 
   /** Clone a voice; multipart when `audio` bytes are given, else JSON. */

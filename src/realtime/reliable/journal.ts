@@ -28,6 +28,10 @@ export class JournalEntry {
   emittedBytes = 0;
   /** Every byte emitted for the segment: WAV header and `restart` repeats included. */
   outputBytes = 0;
+  /** Audio bytes of the segment as its `usage` said them, when it did. */
+  statedBytes: number | undefined;
+  /** Length of a stream header its audio began with (a deployment may count it in the segment's audio bytes). */
+  headerBytes = 0;
   /** One-shot waterfall marks already made. */
   readonly marked = new Set<string>();
   /** `segment-accepted` already reported (once per segment, not per connection). */

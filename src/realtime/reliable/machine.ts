@@ -23,11 +23,17 @@
  *   within `reorderWindowFrames`, repeats dropped, gaps reported as an
  *   `audio_sequence_gap` warning.
  * - Every wait on the server has a deadline: `startTimeoutMs` for `ready`,
- *   `progressTimeoutMs` for whatever else is owed (not while the reader is
- *   paused); one recovery is bounded by `maxRetries` attempts and
+ *   `progressTimeoutMs` for whatever else is owed and `finishTimeoutMs` for
+ *   `finish` after `stop` (not while the reader is paused; only frames that
+ *   move what is owed count, never `pong`), `statusTimeoutMs` for a status
+ *   read; one recovery is bounded by `maxRetries` attempts and
  *   `maxResumeMs`, after which it fails with `retries_exhausted`.
+ * - A frame it needs but cannot use (an `input_ack` for a sequence never
+ *   sent, a `segment_completed` for a segment not flushed) ends the attempt
+ *   at once, as a quiet server does (a stall): status read, then resume, at
+ *   most `maxStallResumes` times until a segment completes on the wire.
  */
-import { ConnectionError, RealtimeServerError, ResumeError, TimeoutError, type VoxpipeError } from '../../errors.js';
+import { AudioIncompleteError, ConnectionError, ProtocolError, RealtimeServerError, ResumeError, TimeoutError, type VoxpipeError } from '../../errors.js';
 import { AudioFormat } from '../../protocol/audio.js';
 import { CloseCode, FinishReason, isRecoverableClose, Mode, RequestState } from '../../protocol/constants.js';
 import type {
@@ -60,6 +66,7 @@ import {
 import { wavHeaderLength } from '../../protocol/wav.js';
 import { defaultPartialPolicy, splice } from '../../splice.js';
 import { AudioOrder, DEFAULT_REORDER_WINDOW_FRAMES, describeGaps, type SequenceGap, type SequenceVerdict } from '../sequence-window.js';
+import { checkBudgets, PROGRESS_SLICES, RECOVERY_DEFAULTS } from '../budgets.js';
 
 /** Where the machine is. */
 export const Phase = {
@@ -98,12 +105,14 @@ export { ResumeErrorCode } from './types.js';
 export const MachineWarning = {
   /** A completed request's manifest has no audio for a segment whose audio was not all emitted. */
   audioUnavailable: 'audio_unavailable',
-  /** A segment completed with fewer audio bytes emitted than the service reports. */
-  audioGap: 'audio_gap',
   /** Audio for a segment this request never queued, or already completed: dropped. */
   unexpectedAudio: 'unexpected_audio',
-  /** `audio` sequences that never arrived within the reorder window: the audio around them was emitted without them. */
+  /** `audio` sequences skipped over within the reorder window (legal numbering may skip; the segment's byte count says whether audio is missing). */
   audioSequenceGap: 'audio_sequence_gap',
+  /** A repeated `audio` frame (same segment, same sequence on one connection): dropped. */
+  audioRepeat: 'audio_repeat',
+  /** An `audio` frame that came after a later one of its segment was emitted: left out. */
+  audioLate: 'audio_late',
 } as const;
 
 export { defaultPartialPolicy };
@@ -122,6 +131,10 @@ interface ConnectionState {
   audioFrames: number;
   /** Puts this connection's `audio` frames back in `sequence` order. */
   order: AudioOrder<AudioEvent>;
+  /** An `audio_sequence_gap` warning was given on this connection. */
+  gapReported?: boolean;
+  /** Segments whose audio was released past skipped sequences on this connection. */
+  skippedPast: Set<string>;
 }
 
 interface ManifestItem {
@@ -129,6 +142,8 @@ interface ManifestItem {
   /** Where its audio is; `undefined`: complete it with what was emitted. */
   url: string | undefined;
   units: number;
+  /** Audio bytes the manifest says the segment carries, when it says. */
+  audioBytes: number | undefined;
 }
 
 /** What to do once the manifest's audio is recovered. */
@@ -145,6 +160,9 @@ export class ReliableMachine {
   readonly #startTimeoutMs: number;
   readonly #maxResumeMs: number;
   readonly #progressTimeoutMs: number;
+  readonly #finishTimeoutMs: number;
+  readonly #statusTimeoutMs: number;
+  readonly #maxStallResumes: number;
   readonly #reorderWindowFrames: number;
   readonly #eventIdPrefix: string;
   readonly #policyOption: PartialSegmentPolicy | undefined;
@@ -167,8 +185,14 @@ export class ReliableMachine {
   #attempt = 0;
   /** The listener does not read audio now (backpressure): no progress deadline. */
   #readerPaused = false;
-  /** A frame arrived during the current progress period. */
+  /** A frame moved what is owed during the current slice of the progress deadline. */
   #progressSeen = false;
+  /** Slices of the progress deadline in a row that brought no progress. */
+  #quietSlices = 0;
+  /** The budget the running progress timer measures (`progressTimeoutMs` or `finishTimeoutMs`). */
+  #watchBudget = 0;
+  /** Stalls resumed since a segment last completed on the wire (`maxStallResumes`). */
+  #stalls = 0;
   #retries = 0;
   #resumed = 0;
   #statusReads = 0;
@@ -193,7 +217,11 @@ export class ReliableMachine {
     this.#maxStatusPolls = options.maxStatusPolls ?? 20;
     this.#startTimeoutMs = options.startTimeoutMs ?? 10_000; // 10 s
     this.#maxResumeMs = options.maxResumeMs ?? 60_000; // 60 s
-    this.#progressTimeoutMs = options.progressTimeoutMs ?? 20_000; // 20 s
+    checkBudgets(options);
+    this.#progressTimeoutMs = options.progressTimeoutMs ?? RECOVERY_DEFAULTS.progressTimeoutMs;
+    this.#finishTimeoutMs = options.finishTimeoutMs ?? RECOVERY_DEFAULTS.finishTimeoutMs;
+    this.#statusTimeoutMs = options.statusTimeoutMs ?? RECOVERY_DEFAULTS.statusTimeoutMs;
+    this.#maxStallResumes = options.maxStallResumes ?? RECOVERY_DEFAULTS.maxStallResumes;
     this.#reorderWindowFrames = options.reorderWindowFrames ?? DEFAULT_REORDER_WINDOW_FRAMES;
     // Keep ids within the 128-character limit whatever the prefix.
     this.#eventIdPrefix = (options.eventIdPrefix ?? 'ev').slice(0, 100);
@@ -248,7 +276,7 @@ export class ReliableMachine {
   handle(input: MachineInput): void {
     if (TERMINAL.has(this.#phase)) return;
     this.#dispatch(input);
-    if (!TERMINAL.has(this.#phase)) this.#watchProgress(input.type === 'frame' && input.event.event !== 'pong');
+    if (!TERMINAL.has(this.#phase)) this.#watchProgress();
   }
 
   #dispatch(input: MachineInput): void {
@@ -283,7 +311,9 @@ export class ReliableMachine {
         this.#onAbort(input.reason);
         return;
       case 'status-fetched':
-        if (this.#phase === Phase.fetchingStatus) this.#onStatus(input.result);
+        if (this.#phase !== Phase.fetchingStatus) return;
+        this.#cancelTimer(TimerId.status);
+        this.#onStatus(input.result);
         return;
       case 'audio-fetched':
         if (this.#phase === Phase.recovering) this.#onSegmentAudio(input.segmentId, input.result);
@@ -302,31 +332,69 @@ export class ReliableMachine {
     return conn.awaitingAck || conn.flushOutstanding !== undefined || conn.order.held > 0;
   }
 
+  /** The budget of what is owed now: `finishTimeoutMs` after `stop`, else `progressTimeoutMs`. */
+  #owedBudget(): number {
+    return this.#phase === Phase.stopping ? this.#finishTimeoutMs : this.#progressTimeoutMs;
+  }
+
   /**
    * Keep the progress deadline: armed while something is owed and the reader
-   * reads, cancelled otherwise. A frame (but `pong`) only marks the current
-   * period as active, so audio frames cost no timer calls; the timer fails
-   * the connection once a whole period passed with no frame (so the wait is
-   * at most twice `progressTimeoutMs`).
+   * reads, cancelled otherwise. It runs in slices of the budget
+   * (`PROGRESS_SLICES`); a frame that moves what is owed (`#advance()`) only
+   * marks the current slice, so audio frames cost no timer calls, and the
+   * attempt stalls once a whole budget of slices passed without one (so the
+   * quiet lasts between the budget and 1 + 1/PROGRESS_SLICES of it).
    */
-  #watchProgress(progressed: boolean): void {
+  #watchProgress(): void {
     if (!this.#owed() || this.#readerPaused) {
       this.#cancelTimer(TimerId.progress);
       return;
     }
-    if (this.#timers.has(TimerId.progress)) {
-      if (progressed) this.#progressSeen = true;
+    const budget = this.#owedBudget();
+    if (this.#timers.has(TimerId.progress) && budget === this.#watchBudget) return;
+    this.#watchBudget = budget;
+    this.#progressSeen = false;
+    this.#quietSlices = 0;
+    this.#startTimer(TimerId.progress, Math.max(1, Math.ceil(budget / PROGRESS_SLICES)));
+  }
+
+  /** A frame moved what is owed: the current slice of the progress deadline is not quiet. */
+  #advance(): void {
+    this.#progressSeen = true;
+  }
+
+  /** What the machine waits for now, for the stall's message. */
+  #awaited(): string {
+    const conn = this.#conn;
+    if (this.#phase === Phase.stopping) return 'finish after stop';
+    if (conn?.awaitingAck) return `input_ack for text sequence ${conn.sequence}`;
+    if (conn?.flushOutstanding !== undefined) return `audio and segment_completed of segment ${conn.flushOutstanding}`;
+    return 'audio held behind a missing sequence';
+  }
+
+  /**
+   * A stall: the server went quiet while owing a frame, or sent a frame the
+   * machine needs but cannot use. The attempt ends at once (status read, then
+   * resume), at most `maxStallResumes` times until a segment completes on
+   * the wire again; then the request fails (failover under `auto`).
+   */
+  #stall(error: VoxpipeError): void {
+    this.#stalls++;
+    if (this.#stalls > this.#maxStallResumes) {
+      this.#giveUp(error, this.#attempt, `to resume after the server stalled ${this.#stalls} times`);
       return;
     }
-    this.#progressSeen = false;
-    this.#startTimer(TimerId.progress, this.#progressTimeoutMs);
+    this.#retry(error);
   }
 
   // ---------------------------------------------------------------- connection
 
   #connect(retryFailed: boolean): void {
     this.#phase = Phase.connecting;
-    this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, audioFrames: 0, order: new AudioOrder(this.#reorderWindowFrames, retryFailed ? undefined : 1) };
+    // A deployment may count audio across the whole request: a new connection is expected to go on from the last one.
+    const last = this.#conn?.order.highest;
+    const order = new AudioOrder<AudioEvent>(this.#reorderWindowFrames, last === undefined ? 1 : last + 1);
+    this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, audioFrames: 0, order, skippedPast: new Set() };
     this.#port.openTransport();
   }
 
@@ -374,7 +442,8 @@ export class ReliableMachine {
     // `failed_retryable` is the service's own word that the request may go
     // on, and resuming keeps the segments already charged from being
     // generated (and charged) again by a failover.
-    const askStatus = !retryable && !error && this.#ready !== undefined && (code === CloseCode.internalError || code === CloseCode.goingAway);
+    // After `stop` every segment is complete: a close instead of `finish` leaves only the request's end unknown, which the status route settles.
+    const askStatus = !retryable && !error && this.#ready !== undefined && (code === CloseCode.internalError || code === CloseCode.goingAway || this.#phase === Phase.stopping);
     if (retryable || askStatus) this.#retry(failure);
     else this.#fail(failure);
   }
@@ -395,6 +464,7 @@ export class ReliableMachine {
       case 'segment_accepted': {
         const entry = this.#journal.get(event.segment_id);
         if (!entry || entry.completed) return;
+        this.#advance();
         entry.state = SegmentState.accepted;
         this.#mark(entry, WaterfallStage.accepted);
         if (!entry.acceptReported) {
@@ -409,13 +479,15 @@ export class ReliableMachine {
       case 'usage': {
         const entry = this.#journal.get(event.segment_id);
         if (!entry || entry.completed) return;
+        this.#advance();
+        if (event.audio_bytes !== undefined) entry.statedBytes = event.audio_bytes;
         this.#port.emit({
           type: 'usage',
           segmentId: event.segment_id,
           segmentUnits: event.segment_units,
           sessionUnits: event.session_units,
           quotaRemaining: event.quota_remaining,
-          audioBytes: event.audio_bytes,
+          ...(event.audio_bytes !== undefined && { audioBytes: event.audio_bytes }),
         });
         return;
       }
@@ -485,7 +557,16 @@ export class ReliableMachine {
 
   #onInputAck(sequence: number): void {
     const conn = this.#conn;
-    if (!conn || !conn.awaitingAck || sequence !== conn.sequence) return;
+    if (!conn) return;
+    if (!(sequence >= 1 && sequence <= conn.sequence)) {
+      // It cannot be meant for any text of ours: waiting on would wait for a deadline.
+      const sent = conn.sequence === 0 ? 'no text was sent' : `text sequences 1 to ${conn.sequence} were sent`;
+      this.#stall(new ProtocolError('invalid_server_frame', `input_ack for sequence ${sequence}, but on this connection ${sent}`, 'sequence', { retryable: true, requestId: this.requestId }));
+      return;
+    }
+    // A repeat of an earlier ack moves nothing.
+    if (!conn.awaitingAck || sequence !== conn.sequence) return;
+    this.#advance();
     conn.awaitingAck = false;
     const entry = this.#journal.firstUnflushed();
     if (entry && entry.framesSent === entry.frames.length) this.#mark(entry, WaterfallStage.inputAck);
@@ -493,24 +574,46 @@ export class ReliableMachine {
   }
 
   #onSegmentCompleted(event: SegmentCompletedEvent): void {
-    this.#drainAudio(event.segment_id);
     const conn = this.#conn;
-    if (conn && conn.flushOutstanding === event.segment_id) conn.flushOutstanding = undefined;
     const entry = this.#journal.get(event.segment_id);
-    if (entry && !entry.completed) {
-      // A re-flushed segment the service had completed comes back without
-      // audio; if the listener missed its tail, say so.
-      const headerSlack = this.#ready?.format === AudioFormat.wav ? 64 : 0;
-      if (entry.receivedBytes === 0 && event.audio_bytes > entry.emittedBytes + headerSlack) {
-        this.#port.emit({
-          type: 'warning',
-          code: MachineWarning.audioGap,
-          message: `segment ${entry.segmentId}: ${event.audio_bytes - entry.emittedBytes} bytes of audio were lost and cannot be recovered`,
-        });
-      }
-      this.#complete(entry, event.units);
+    if (entry?.completed) return; // a repeat
+    if (!conn || conn.flushOutstanding !== event.segment_id) {
+      // Not the segment whose flush is out: it cannot complete what the machine waits for.
+      const what = entry ? `segment ${event.segment_id}, which was not flushed on this connection` : `segment ${JSON.stringify(event.segment_id)}, which this request never queued`;
+      const awaited = conn?.flushOutstanding === undefined ? 'no flush is out' : `the flush out is for ${conn.flushOutstanding}`;
+      this.#stall(new ProtocolError('invalid_server_frame', `segment_completed for ${what} (${awaited})`, 'segment_id', { retryable: true, requestId: this.requestId }));
+      return;
     }
+    // The bytes the server says the segment carries: `segment_completed`'s, else its `usage`'s.
+    const expected = event.audio_bytes ?? entry?.statedBytes;
+    if (entry && expected !== undefined && this.#short(conn, entry, expected)) return;
+    this.#drainAudio(event.segment_id);
+    conn.flushOutstanding = undefined;
+    this.#stalls = 0; // the server completes segments on the wire again
+    if (entry) this.#complete(entry, event.units, expected);
     this.#pump();
+  }
+
+  /**
+   * Every byte accounted for: a completed segment's audio against the bytes
+   * the server says it carries (a stream header it may count in). Short
+   * while nothing past the hole reached the listener: a new attempt at the
+   * segment (resume; a completed segment's stored audio comes from the
+   * manifest), the held frames dropped. Short otherwise (audio past a hole
+   * already emitted, or a completion that brings no audio): `audio_incomplete`.
+   */
+  #short(conn: ConnectionState, entry: JournalEntry, expected: number): boolean {
+    const held = conn.order.heldOf(entry.segmentId).reduce((n, e) => n + e.audio.byteLength, 0);
+    const onConnection = entry.receivedBytes + held;
+    const have = Math.max(onConnection, entry.emittedBytes);
+    if (have + entry.headerBytes >= expected) return false;
+    if (onConnection > 0 && !conn.skippedPast.has(entry.segmentId)) {
+      conn.order.discardSegment(entry.segmentId);
+      this.#retry(new AudioIncompleteError(entry.segmentId, expected, have, { requestId: this.requestId, retryable: true, why: 'asking for it again' }));
+    } else {
+      this.#fail(new AudioIncompleteError(entry.segmentId, expected, have, { requestId: this.requestId, why: onConnection > 0 ? 'audio after the hole was already emitted' : 'the service completed it without sending the rest' }));
+    }
+    return true;
   }
 
   #onErrorEvent(event: ErrorEvent): void {
@@ -549,7 +652,9 @@ export class ReliableMachine {
   #onAudio(event: AudioEvent): void {
     const conn = this.#conn;
     if (!conn) return;
-    this.#releaseOrdered(conn, conn.order.push(event.segment_id, event.sequence, event));
+    const entry = this.#journal.get(event.segment_id);
+    if (entry && !entry.completed) this.#advance();
+    this.#releaseOrdered(conn, conn.order.push(event.segment_id, event.sequence, event), event);
   }
 
   /** Release the frames held behind a missing sequence: of one segment when it completed, else of all. */
@@ -559,17 +664,27 @@ export class ReliableMachine {
     this.#releaseOrdered(conn, segmentId === undefined ? conn.order.drainAll() : conn.order.drainSegment(segmentId));
   }
 
-  #releaseOrdered(conn: ConnectionState, verdict: SequenceVerdict<AudioEvent>): void {
+  #releaseOrdered(conn: ConnectionState, verdict: SequenceVerdict<AudioEvent>, event?: AudioEvent): void {
+    if (event && verdict.duplicate) {
+      this.#port.emit({ type: 'warning', code: MachineWarning.audioRepeat, message: `dropped a repeat of audio sequence ${event.sequence} of segment ${event.segment_id}` });
+    }
+    if (event && verdict.late) {
+      this.#port.emit({ type: 'warning', code: MachineWarning.audioLate, message: `audio sequence ${event.sequence} of segment ${event.segment_id} came after later audio was emitted; it was left out` });
+    }
     this.#reportGaps(verdict.gaps);
+    // Audio released past skipped sequences: a hole before it cannot be filled in by a new attempt.
+    if (verdict.gaps.length > 0) for (const frame of verdict.release) conn.skippedPast.add(frame.segment_id);
     for (const frame of verdict.release) this.#onOrderedAudio(conn, frame);
   }
 
   #reportGaps(gaps: readonly SequenceGap[]): void {
-    if (gaps.length === 0) return;
+    // Numbering may legally skip: said once a connection; the byte count of each segment says whether audio is missing.
+    if (gaps.length === 0 || !this.#conn || this.#conn.gapReported) return;
+    this.#conn.gapReported = true;
     this.#port.emit({
       type: 'warning',
       code: MachineWarning.audioSequenceGap,
-      message: `audio sequence ${describeGaps(gaps)} never arrived; the audio around it was emitted without it`,
+      message: `audio sequence ${describeGaps(gaps)} skipped (never arrived in order)`,
     });
   }
 
@@ -603,6 +718,7 @@ export class ReliableMachine {
     if (this.#ready?.format !== AudioFormat.wav) return payload;
     const headerBytes = wavHeaderLength(payload);
     if (headerBytes === undefined) return payload;
+    entry.headerBytes = headerBytes;
     if (!this.#headerEmitted) this.#emitHeader(entry, payload.subarray(0, headerBytes));
     return payload.subarray(headerBytes);
   }
@@ -668,12 +784,13 @@ export class ReliableMachine {
     this.#pump();
   }
 
-  #complete(entry: JournalEntry, units: number): void {
+  #complete(entry: JournalEntry, units: number, expectedBytes?: number): void {
     this.#progressMade();
     entry.state = SegmentState.completed;
     entry.units = units;
     this.#mark(entry, WaterfallStage.completed);
-    this.#port.emit({ type: 'segment-completed', result: { segmentId: entry.segmentId, units, audioBytes: entry.outputBytes } });
+    const expected = expectedBytes === undefined ? {} : { expectedBytes: Math.max(0, expectedBytes - entry.headerBytes) };
+    this.#port.emit({ type: 'segment-completed', result: { segmentId: entry.segmentId, units, audioBytes: entry.outputBytes, ...expected } });
   }
 
   // ---------------------------------------------------------------- recovery
@@ -681,6 +798,7 @@ export class ReliableMachine {
   /** A retryable failure: close what is left, back off, then read the status route. */
   #retry(error: VoxpipeError): void {
     this.#cancelTimer(TimerId.start);
+    this.#cancelTimer(TimerId.status);
     this.#cancelTimer(TimerId.statusPoll);
     this.#cancelTimer(TimerId.progress);
     if (this.#transportOpen) this.#closeTransport(CloseCode.normal, 'retrying');
@@ -705,6 +823,10 @@ export class ReliableMachine {
 
   /** A recovery ends: `retries_exhausted`, saying how many attempts were made. */
   #giveUp(error: VoxpipeError, attempts: number, what: string): void {
+    if (error instanceof AudioIncompleteError) {
+      this.#fail(new AudioIncompleteError(error.segmentId, error.expectedBytes, error.receivedBytes, { cause: error, requestId: this.requestId, why: `still short after ${attempts} attempts` }));
+      return;
+    }
     const message = `gave up after ${attempts} attempts ${what}: ${error.message}`;
     const options = { cause: error, requestId: this.requestId, details: { lastCode: error.code, attempts } };
     // A server that stopped answering ends in a TimeoutError, anything else in retries_exhausted.
@@ -722,10 +844,18 @@ export class ReliableMachine {
   #onTimer(id: TimerId): void {
     if (!this.#timers.delete(id)) return; // cancelled or stale
     if (id === TimerId.progress) {
-      if (this.#progressSeen) return; // an active period: `handle()` arms the next one
-      if (this.#owed()) {
-        this.#retry(new TimeoutError(`no progress from the server within ${this.#progressTimeoutMs} ms`, { retryable: true, requestId: this.requestId }));
+      if (!this.#owed() || this.#readerPaused) return; // `handle()` cancels or re-arms
+      this.#quietSlices = this.#progressSeen ? 0 : this.#quietSlices + 1;
+      this.#progressSeen = false;
+      if (this.#quietSlices >= PROGRESS_SLICES) {
+        this.#stall(new TimeoutError(`no progress from the server within ${this.#watchBudget} ms while waiting for ${this.#awaited()}`, { retryable: true, requestId: this.requestId }));
+        return;
       }
+      this.#startTimer(TimerId.progress, Math.max(1, Math.ceil(this.#watchBudget / PROGRESS_SLICES)));
+      return;
+    }
+    if (id === TimerId.status) {
+      if (this.#phase === Phase.fetchingStatus) this.#statusUnanswered(undefined);
       return;
     }
     if (id === TimerId.resumeDeadline) {
@@ -751,10 +881,26 @@ export class ReliableMachine {
   #readStatus(): void {
     this.#phase = Phase.fetchingStatus;
     this.#statusReads++;
+    this.#startTimer(TimerId.status, this.#statusTimeoutMs);
     this.#port.fetchStatus(this.requestId);
   }
 
+  /**
+   * The status route did not answer within `statusTimeoutMs` (the machine's
+   * timer, or the read's own deadline): the recovery ends here, typed, and
+   * failover (under `auto`) takes the rest. A route that hangs once is not
+   * read again: each read would cost a call the same silence.
+   */
+  #statusUnanswered(cause: VoxpipeError | undefined): void {
+    const message = `the request-status route did not answer within ${this.#statusTimeoutMs} ms; recovery of request ${this.requestId} stops here`;
+    this.#fail(new TimeoutError(message, { retryable: true, requestId: this.requestId, ...(cause && { cause }), details: { attempts: this.#attempt, statusReads: this.#statusReads } }));
+  }
+
   #onStatus(result: StatusResult): void {
+    if (result.kind === 'error' && result.error instanceof TimeoutError) {
+      this.#statusUnanswered(result.error);
+      return;
+    }
     const action = decideRecovery(result, this.#journal.pending(), this.requestId);
     switch (action.kind) {
       case 'retry':
@@ -776,7 +922,7 @@ export class ReliableMachine {
         this.#startTimer(TimerId.statusPoll, backoffDelayMs(this.#statusPolls, this.#backoff, this.#port.random()));
         return;
       case 'recover':
-        this.#manifestQueue = action.items.map((item) => ({ entry: this.#journal.get(item.segmentId)!, url: item.url, units: item.units }));
+        this.#manifestQueue = action.items.map((item) => ({ entry: this.#journal.get(item.segmentId)!, url: item.url, units: item.units, audioBytes: item.audioBytes }));
         this.#afterRecovery = action.after;
         this.#phase = Phase.recovering;
         this.#nextManifestItem();
@@ -793,6 +939,11 @@ export class ReliableMachine {
         return;
       }
       this.#manifestQueue.shift();
+      const entry = item.entry;
+      if (item.audioBytes !== undefined && entry.emittedBytes + entry.headerBytes < item.audioBytes) {
+        this.#fail(new AudioIncompleteError(entry.segmentId, item.audioBytes, entry.emittedBytes, { requestId: this.requestId, why: 'the completed request offers no audio for it' }));
+        return;
+      }
       this.#port.emit({
         type: 'warning',
         code: MachineWarning.audioUnavailable,

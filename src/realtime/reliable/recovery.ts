@@ -32,6 +32,8 @@ export interface ManifestSettlement {
   /** Where its complete audio is; undefined: complete it with what was emitted. */
   url: string | undefined;
   units: number;
+  /** Audio bytes the manifest says the segment carries, when it says. */
+  audioBytes?: number;
 }
 
 export type RecoveryAction =
@@ -69,7 +71,7 @@ export function decideRecovery(result: StatusResult, pending: readonly PendingSe
         }
         const item = manifest.get(segment.segmentId);
         const done = item?.state === 'completed';
-        items.push({ segmentId: segment.segmentId, url: done ? item.audio_url : undefined, units: done ? item.units : 0 });
+        items.push({ segmentId: segment.segmentId, url: done ? item.audio_url : undefined, units: done ? item.units : 0, ...(done && item.audio_bytes !== undefined && { audioBytes: item.audio_bytes }) });
       }
       return { kind: 'recover', after: 'finish', items };
     }

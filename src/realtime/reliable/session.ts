@@ -19,7 +19,9 @@ import { fetchRequestStatus, fetchSegmentAudio, type HttpReadOptions } from '../
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal, MachineTimers } from '../session-util.js';
 import { markStage, type RealtimeSegmentResult, type WireWaterfall, type SessionTimings } from '../waterfall.js';
 import { ReliableMachine } from './machine.js';
-import type { MachineAudio, MachineEvent, MachinePort, PartialSegmentPolicy, TimerId } from './types.js';
+import type { MachineAudio, MachineEvent, MachineOptions, MachinePort, PartialSegmentPolicy, TimerId } from './types.js';
+import { RECOVERY_DEFAULTS } from '../budgets.js';
+import { defined } from '../../defined.js';
 
 export interface ReliableSessionOptions {
   /** `{ws_url}` of the realtime service. */
@@ -38,8 +40,20 @@ export interface ReliableSessionOptions {
   maxRetries?: number;
   /** Longest one recovery may take, from its first failure until progress; default 60_000 ms. */
   maxResumeMs?: number;
-  /** Longest wait for an owed frame (`input_ack`, audio, `segment_completed`, `finish`) before resuming; default 20_000 ms. */
+  /**
+   * Longest quiet while a frame the client needs is owed (`input_ack`, audio
+   * and `segment_completed` after a flush) before the attempt ends (status
+   * read, resume); default 5_000 ms, detected within 1.25 times it. Only
+   * frames that move what is owed count: never `pong`, warnings or repeats.
+   * Reasons for each default: `RECOVERY_DEFAULTS` (src/realtime/budgets.ts).
+   */
   progressTimeoutMs?: number;
+  /** Longest wait for `finish` after `stop` (all audio is out by then) before the status route settles the request; default 2_000 ms. */
+  finishTimeoutMs?: number;
+  /** Deadline of one request-status read; unanswered, the recovery fails with a `TimeoutError` (failover under `auto`); default 3_000 ms. */
+  statusTimeoutMs?: number;
+  /** Resumes after a stall (quiet, or a frame the client cannot use) until a segment completes on the wire again; default 1. */
+  maxStallResumes?: number;
   /** `audio` frames held while an earlier `sequence` is missing; default 16. */
   reorderWindowFrames?: number;
   /** Default base 200 ms, factor 2, cap 5_000 ms, jitter 0.5. */
@@ -52,7 +66,7 @@ export interface ReliableSessionOptions {
   startTimeoutMs?: number;
   /** Idle time before a keep-alive `ping`; default 15_000 ms. */
   keepAliveMs?: number;
-  /** Per HTTP read of the recovery; default 10_000 ms. */
+  /** Per download of a segment's audio from the manifest; default 10_000 ms (status reads have `statusTimeoutMs`). */
   httpTimeoutMs?: number;
   /** Aborts the session (as `abort()`). */
   signal?: AbortSignal;
@@ -94,19 +108,24 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
     super();
     this.#opts = options;
     this.requestId = options.requestId ?? randomUUID();
-    const machineOptions: ConstructorParameters<typeof ReliableMachine>[0] = {
+    const machineOptions: MachineOptions = {
       requestId: this.requestId,
       request: options.request,
       eventIdPrefix: `ev-${randomUUID().slice(0, 8)}`,
+      ...defined({
+        onPartialSegment: options.onPartialSegment,
+        maxRetries: options.maxRetries,
+        backoff: options.backoff,
+        maxStatusPolls: options.maxStatusPolls,
+        startTimeoutMs: options.startTimeoutMs,
+        progressTimeoutMs: options.progressTimeoutMs,
+        finishTimeoutMs: options.finishTimeoutMs,
+        statusTimeoutMs: options.statusTimeoutMs,
+        maxStallResumes: options.maxStallResumes,
+        maxResumeMs: options.maxResumeMs,
+        reorderWindowFrames: options.reorderWindowFrames,
+      }),
     };
-    if (options.onPartialSegment !== undefined) machineOptions.onPartialSegment = options.onPartialSegment;
-    if (options.maxRetries !== undefined) machineOptions.maxRetries = options.maxRetries;
-    if (options.backoff !== undefined) machineOptions.backoff = options.backoff;
-    if (options.maxStatusPolls !== undefined) machineOptions.maxStatusPolls = options.maxStatusPolls;
-    if (options.startTimeoutMs !== undefined) machineOptions.startTimeoutMs = options.startTimeoutMs;
-    if (options.progressTimeoutMs !== undefined) machineOptions.progressTimeoutMs = options.progressTimeoutMs;
-    if (options.maxResumeMs !== undefined) machineOptions.maxResumeMs = options.maxResumeMs;
-    if (options.reorderWindowFrames !== undefined) machineOptions.reorderWindowFrames = options.reorderWindowFrames;
     this.#machine = new ReliableMachine(machineOptions, this.#port());
     if (options.signal) this.#linkSignal(options.signal);
   }
@@ -207,7 +226,9 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
       },
       fetchStatus: (requestId: string) => {
         const generation = this.#generation;
-        void fetchRequestStatus(requestId, this.#httpOptions()).then((result) => {
+        // The read's own deadline is the machine's (`statusTimeoutMs`), so a hung read is also cancelled.
+        const options = { ...this.#httpOptions(), timeoutMs: this.#opts.statusTimeoutMs ?? RECOVERY_DEFAULTS.statusTimeoutMs };
+        void fetchRequestStatus(requestId, options).then((result) => {
           if (generation === this.#generation) this.#machine.handle({ type: 'status-fetched', result });
         });
       },
@@ -287,8 +308,8 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
     this.emit('audio', chunk);
   }
 
-  #result(segmentId: string, units: number, audioBytes: number): RealtimeSegmentResult {
-    return { segmentId, units, audioBytes, transport: TransportName.realtime, waterfall: this.#waterfalls.get(segmentId) ?? {} };
+  #result(segmentId: string, units: number, audioBytes: number, expectedBytes?: number): RealtimeSegmentResult {
+    return { segmentId, units, audioBytes, ...(expectedBytes !== undefined && { expectedBytes }), transport: TransportName.realtime, waterfall: this.#waterfalls.get(segmentId) ?? {} };
   }
 
   #buildSummary(): ReliableSummary {
@@ -299,7 +320,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
       retries: s.retries,
       resumed: s.resumed,
       statusReads: s.statusReads,
-      segments: s.segments.map((r) => this.#result(r.segmentId, r.units, r.audioBytes)),
+      segments: s.segments.map((r) => this.#result(r.segmentId, r.units, r.audioBytes, r.expectedBytes)),
       timings: { ...this.#timings },
     };
   }
@@ -322,7 +343,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
         this.emit('segment-accepted', event.segmentId);
         return;
       case 'segment-completed': {
-        const result = this.#result(event.result.segmentId, event.result.units, event.result.audioBytes);
+        const result = this.#result(event.result.segmentId, event.result.units, event.result.audioBytes, event.result.expectedBytes);
         this.emit('segment-completed', result);
         this.#sendWaiters.get(result.segmentId)?.resolve(result);
         this.#sendWaiters.delete(result.segmentId);
@@ -334,7 +355,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
           segmentUnits: event.segmentUnits,
           sessionUnits: event.sessionUnits,
           quotaRemaining: event.quotaRemaining,
-          audioBytes: event.audioBytes,
+          ...(event.audioBytes !== undefined && { audioBytes: event.audioBytes }),
         });
         return;
       case 'warning':

@@ -35,11 +35,15 @@ export const TimerId = {
   /** The status route said `running`: read it again later. */
   statusPoll: 'status-poll',
   /**
-   * The machine waits on the server (an `input_ack`, a `segment_completed`,
-   * the `finish` after `stop`) and nothing came for `progressTimeoutMs`.
+   * The machine waits on the server (an `input_ack`, audio and a
+   * `segment_completed`, the `finish` after `stop`): one slice of the budget
+   * (`progressTimeoutMs`, or `finishTimeoutMs` after `stop`); the machine
+   * stalls once `PROGRESS_SLICES` slices in a row brought no progress.
    * Not armed while the listener's reader is paused (backpressure).
    */
   progress: 'progress',
+  /** A read of the request-status route is out, unanswered for `statusTimeoutMs`. */
+  status: 'status',
   /** One recovery (from its first retry until progress) ran longer than `maxResumeMs`. */
   resumeDeadline: 'resume-deadline',
 } as const;
@@ -104,6 +108,8 @@ export interface MachineSegmentResult {
   units: number;
   /** Bytes emitted for the segment, including a WAV stream header and, under `restart`, repeated bytes. */
   audioBytes: number;
+  /** Audio bytes the server says the segment carries (no stream header); absent when it does not say. */
+  expectedBytes?: number;
 }
 
 /** What the machine reports to the session. */
@@ -113,7 +119,7 @@ export type MachineEvent =
   | { type: 'retry'; attempt: number; error: VoxpipeError; delayMs: number }
   | { type: 'segment-accepted'; segmentId: string }
   | { type: 'segment-completed'; result: MachineSegmentResult }
-  | { type: 'usage'; segmentId: string; segmentUnits: number; sessionUnits: number; quotaRemaining: number; audioBytes: number }
+  | { type: 'usage'; segmentId: string; segmentUnits: number; sessionUnits: number; quotaRemaining: number; audioBytes?: number }
   | { type: 'warning'; code: string; message: string }
   | { type: 'discontinuity'; segmentId: string; droppedBytes: number }
   | { type: 'mark'; segmentId: string; stage: WaterfallStage }
@@ -165,12 +171,33 @@ export interface MachineOptions {
   /** Longest one recovery may take, from its first failure until progress; default 60_000 ms. */
   maxResumeMs?: number;
   /**
-   * Longest wait for the server's next frame while one is owed (`input_ack`,
-   * audio and `segment_completed` after a `flush`, `finish` after `stop`);
-   * default 20_000 ms. Then the connection counts as dropped (resume).
-   * Keep-alive `pong`s are not progress; a paused reader stops the clock.
+   * Longest quiet while the machine waits for a frame it needs (`input_ack`
+   * for the text it sent, audio and `segment_completed` after a `flush`);
+   * default 5_000 ms (`RECOVERY_DEFAULTS`, where the reasons are). Detected
+   * within 1.25 times the budget; then the attempt ends (status read, resume,
+   * at most `maxStallResumes` times, then failure: failover under `auto`).
+   * Only what moves the awaited thing is progress: a matching `input_ack`,
+   * `segment_accepted`, audio or `usage` of a pending segment. Keep-alive
+   * `pong`s, warnings, repeats and frames about other segments are not. A
+   * paused reader stops the clock.
    */
   progressTimeoutMs?: number;
+  /** Longest wait for `finish` after `stop` (every segment completed already); default 2_000 ms. */
+  finishTimeoutMs?: number;
+  /**
+   * Deadline of one read of the request-status route; default 3_000 ms. A
+   * read that does not answer in time ends the recovery with a
+   * `TimeoutError` (failover under `auto`): the route is not retried.
+   */
+  statusTimeoutMs?: number;
+  /**
+   * Resumes after a stall (quiet past `progressTimeoutMs`/`finishTimeoutMs`,
+   * or a frame the machine needs but cannot use, such as an `input_ack` for a
+   * sequence it never sent or a `segment_completed` for a segment it did not
+   * flush) until a segment completes on the wire again; default 1. The next
+   * stall fails (`TimeoutError`, or `ResumeError` `retries_exhausted`).
+   */
+  maxStallResumes?: number;
   /** `audio` frames held while an earlier `sequence` is missing; default 16 (`DEFAULT_REORDER_WINDOW_FRAMES`). */
   reorderWindowFrames?: number;
   backoff?: Partial<BackoffPolicy>;

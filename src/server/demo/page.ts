@@ -77,6 +77,8 @@ async function getStatus(requestId) {
 }
 
 let current;
+/** The current speech is still receiving audio (its connection is live). */
+let live = false;
 let player;
 let timer;
 
@@ -133,6 +135,7 @@ async function speak(text, options = {}) {
   })();
   let bytes = 0;
   let error;
+  live = true;
   try {
     for await (const chunk of speech.audio()) {
       bytes += chunk.data.byteLength;
@@ -140,6 +143,8 @@ async function speak(text, options = {}) {
     }
   } catch (err) {
     error = err;
+  } finally {
+    if (current === speech) live = false;
   }
   await feeding;
   player.end();
@@ -172,7 +177,16 @@ async function captured() {
 $('speak').onclick = () => speak($('text').value).catch((e) => log(String(e)));
 $('llm').onclick = () => speak($('text').value, { tokens: true }).catch((e) => log(String(e)));
 $('barge').onclick = () => bargeIn();
-$('drop').onclick = async () => { await fetch('/demo/drop', { method: 'POST' }); log('armed: the next connection closes with 1012 after 3 audio frames'); };
+// While a speech streams, drop its connection now (it resumes); between speeches, arm a drop of the next one.
+$('drop').onclick = async () => {
+  if (live && current) {
+    current.dropConnection();
+    log('dropped the live connection; it resumes');
+    return;
+  }
+  await fetch('/demo/drop', { method: 'POST' });
+  log('nothing is streaming: armed a drop of the next connection (close 1012 after 3 audio frames)');
+};
 
 window.voxpipeDemo = { speak, bargeIn, captured, config, getTicket, dropConnection: () => current?.dropConnection(), get player() { return player; }, ready: true };
 document.body.dataset.ready = 'true';

@@ -142,15 +142,84 @@ export const MAX_JSON_BYTES = 1024 * 1024;
 /** Largest multipart or binary upload (reference audio, media): 25 MiB. */
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new HttpError(413, ApiErrorCode.invalidRequest, `request body exceeds ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/**
+ * What is read and thrown away of a body past its limit, so the client, still
+ * writing, reads the 413 instead of a closed socket (EPIPE); past this the
+ * connection is closed (a client that never stops sending).
+ */
+export const MAX_DISCARD_BYTES = 64 * 1024 * 1024;
+
+/** The client went away before its request body was complete: nothing to answer, and no fault of the server's. */
+export class ClientGoneError extends Error {
+  override name = 'ClientGoneError';
+}
+
+/** The 413 of a body over `limit`, in the spec's error body. */
+export function tooLarge(limit: number): HttpError {
+  return new HttpError(413, ApiErrorCode.invalidRequest, `request body exceeds ${limit} bytes`);
+}
+
+/**
+ * The request body, at most `limit` bytes. Past the limit (or a
+ * `Content-Length` announcing more) it rejects with 413 at once and keeps
+ * reading the rest into nothing, so the 413 is answered on an open
+ * connection; the stream is never destroyed here. A client that aborts
+ * mid-body rejects with `ClientGoneError`.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    const refuse = () => {
+      over = true;
+      chunks.length = 0;
+      reject(tooLarge(limit));
+    };
+    const done = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (over) {
+        if (size > limit + MAX_DISCARD_BYTES) {
+          done();
+          req.destroy();
+        }
+        return;
+      }
+      if (size > limit) refuse();
+      else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      resolve(Buffer.concat(chunks));
+    };
+    const gone = (cause?: unknown) => {
+      done();
+      reject(new ClientGoneError('the client closed the connection before the request body was complete', cause === undefined ? undefined : { cause }));
+    };
+    const onError = (err: Error) => gone(err);
+    const onAborted = () => gone();
+    const onClose = () => {
+      if (!req.readableEnded) gone();
+    };
+    const announced = Number(req.headers['content-length']);
+    if (Number.isFinite(announced) && announced > limit) refuse();
+    if (req.readableEnded) {
+      resolve(Buffer.alloc(0));
+      return;
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+    req.on('close', onClose);
+  });
 }
 
 /** Zod issues to one readable sentence naming the field. */

@@ -58,21 +58,24 @@ export class SessionBilling {
   }
 
   /**
-   * Reserve `units` under `baseRefId` (or the refId of a previous attempt).
-   * Throws `session_limit_exceeded` or `quota_exceeded` (both non-terminal:
+   * Reserve `units` under `baseRefId` (or the refId of a previous attempt):
+   * the hold is the store's atomic step (the balance checked inside it).
+   * Rejects with `session_limit_exceeded` or `quota_exceeded` (both non-terminal:
    * the flush is refused and the connection stays usable).
    */
-  reserve(units: number, baseRefId: string): Reservation {
+  async reserve(units: number, baseRefId: string): Promise<Reservation> {
     if (this.units + units > this.maxUnits) {
       throw new RealtimeFailure(ErrorCode.sessionLimitExceeded, `segment of ${units} units would exceed the session limit of ${this.maxUnits} units (${this.units} used)`, { stage: 'billing' });
     }
     let refId = baseRefId;
     for (let attempt = 2; this.store.ledger.get(refId)?.state === 'released'; attempt++) refId = `${baseRefId}#${attempt}`;
+    // Counted before the hold resolves, so the session limit holds while it waits.
+    this.units += units;
     try {
-      const { charged } = this.ledger.hold(this.account, REALTIME_CURRENCY, units, refId, 'realtime tts segment');
-      this.units += units;
+      const { charged } = await this.ledger.hold(this.account, REALTIME_CURRENCY, units, refId, 'realtime tts segment');
       return { refId, units, charged, committed: false };
     } catch (err) {
+      this.units -= units;
       if (err instanceof InsufficientBalance) {
         throw new RealtimeFailure(ErrorCode.quotaExceeded, `insufficient API quota: segment needs ${units} units, ${err.available} remaining`, { stage: 'billing' });
       }

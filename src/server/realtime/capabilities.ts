@@ -11,7 +11,7 @@ import { DEFAULT_MODEL, Mode, PROTOCOL_VERSION, REALTIME_PATHS, SUBPROTOCOL } fr
 import { LIMITS } from '../../protocol/limits.js';
 import { EMOTIONS, MODELS, PROVIDERS, modelFormats, voicesForModel } from '../catalog.js';
 import type { ServerContext } from '../context.js';
-import { notFound } from '../http/errors.js';
+import { ApiErrorCode, HttpError, notFound } from '../http/errors.js';
 import { defineRoute, type RouteDef } from '../http/router.js';
 
 /** Values of `start.request.latency` (the codec's schema accepts exactly these). */
@@ -93,7 +93,12 @@ export function capabilitiesRoute(ctx: ServerContext): RouteDef {
     auth: false,
     responses: { 200: { description: 'capabilities of this site', schema: CapabilitiesSchema } },
     handler: () => {
-      if (ctx.dialect.capabilities === 'absent') throw notFound('route');
+      const style = ctx.dialect.capabilities;
+      if (style === 'absent') throw notFound('route');
+      // A deployment may refuse the document, or answer one no parser reads (issue 24: treated as absent).
+      if (style === 'refused-403') throw new HttpError(403, ApiErrorCode.forbidden, 'capabilities are not available to this client');
+      if (style === 'refused-500') throw new HttpError(500, ApiErrorCode.internalError, 'capabilities could not be loaded');
+      if (style === 'unparseable') return { headers: { 'content-type': 'application/json' }, body: `{"site":${JSON.stringify(ctx.site)},"providers":[{"id":` };
       const doc = buildCapabilities(ctx);
       return { json: ctx.dialect.capabilities === 'top-level-models' ? topLevelModels(doc) : doc };
     },

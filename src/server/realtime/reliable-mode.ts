@@ -173,7 +173,7 @@ export class ReliableRequest implements RequestHandler {
     return requestUnits(this.record);
   }
 
-  handle(event: InputEvent | TextEvent | FlushEvent | StopEvent): void {
+  handle(event: InputEvent | TextEvent | FlushEvent | StopEvent): void | Promise<void> {
     switch (event.event) {
       case 'input':
         throw new RealtimeFailure(ErrorCode.invalidState, 'input is a simple-mode event; this request is in reliable mode (send text and flush)', { stage: 'input' });
@@ -233,7 +233,7 @@ export class ReliableRequest implements RequestHandler {
     return segments.length;
   }
 
-  #flush(event: FlushEvent): void {
+  #flush(event: FlushEvent): void | Promise<void> {
     this.#assertNotStopped('flush');
     if (this.#bufferedChars === 0) throw new RealtimeFailure(ErrorCode.emptySegment, 'flush with no buffered text', { stage: 'flush' });
     const text = this.#buffer.join('');
@@ -245,16 +245,25 @@ export class ReliableRequest implements RequestHandler {
       const missing = this.record.segments[expected]!;
       throw new RealtimeFailure(ErrorCode.idempotencyConflict, `segment ${missing.segmentId} (index ${expected}) must be re-sent before new segments`, { terminal: true, path: 'segment_id', stage: 'flush' });
     }
-    const index = this.record.segments.length;
-    const reservation = this.port.billing.reserve(characters, segmentRefId(this.port.account.userId, this.requestId, event.segment_id));
-    const segment: JournalSegment = { segmentId: event.segment_id, index, text, characters, state: SegmentState.accepted, units: 0, audioBytes: 0, refId: reservation.refId };
-    this.record.segments.push(segment);
-    this.requests.save(this.record);
-    this.#accept(event, segment, reservation);
+    return this.#reserve(characters, event.segment_id).then((reservation) => {
+      if (!reservation) return;
+      const segment: JournalSegment = { segmentId: event.segment_id, index: this.record.segments.length, text, characters, state: SegmentState.accepted, units: 0, audioBytes: 0, refId: reservation.refId };
+      this.record.segments.push(segment);
+      this.requests.save(this.record);
+      this.#accept(event, segment, reservation);
+    });
+  }
+
+  /** The hold of a segment; undefined (and given back) when the request ended while it was taken. */
+  async #reserve(characters: number, segmentId: string): Promise<SegmentJob['reservation'] | undefined> {
+    const reservation = await this.port.billing.reserve(characters, segmentRefId(this.port.account.userId, this.requestId, segmentId));
+    if (this.#active) return reservation;
+    this.port.billing.release(reservation);
+    return undefined;
   }
 
   /** A flush of a segment_id the journal already holds. */
-  #reflush(event: FlushEvent, segment: JournalSegment, text: string): void {
+  #reflush(event: FlushEvent, segment: JournalSegment, text: string): void | Promise<void> {
     if (segment.text !== text) {
       throw new RealtimeFailure(ErrorCode.idempotencyConflict, `segment_id ${segment.segmentId} was already used with different text`, { terminal: true, path: 'segment_id', stage: 'flush' });
     }
@@ -272,11 +281,13 @@ export class ReliableRequest implements RequestHandler {
       throw new RealtimeFailure(ErrorCode.idempotencyConflict, `segment ${segment.segmentId} is at index ${segment.index} but index ${expected} must be re-sent first`, { terminal: true, path: 'segment_id', stage: 'flush' });
     }
     // Same refId as the first attempt: a segment that already delivered audio is not charged again.
-    const reservation = this.port.billing.reserve(segment.characters, segmentRefId(this.port.account.userId, this.requestId, segment.segmentId));
-    segment.state = SegmentState.accepted;
-    segment.refId = reservation.refId;
-    this.requests.save(this.record);
-    this.#accept(event, segment, reservation);
+    return this.#reserve(segment.characters, segment.segmentId).then((reservation) => {
+      if (!reservation) return;
+      segment.state = SegmentState.accepted;
+      segment.refId = reservation.refId;
+      this.requests.save(this.record);
+      this.#accept(event, segment, reservation);
+    });
   }
 
   #accept(event: FlushEvent, segment: JournalSegment, reservation: SegmentJob['reservation']): void {

@@ -52,7 +52,8 @@ export interface RequestHandler {
   readonly busy: boolean;
   /** Units of the request, for `finish`. */
   units(): number;
-  handle(event: InputEvent | TextEvent | FlushEvent | StopEvent): void;
+  /** A promise when it waits on the store (a ledger hold): the session handles the next frame after it. */
+  handle(event: InputEvent | TextEvent | FlushEvent | StopEvent): void | Promise<void>;
   /**
    * The request ends abnormally (connection lost, terminal error, drain,
    * timeout): stop generating, give back unused holds, record `state`.

@@ -146,9 +146,43 @@ export class Session implements SessionPort {
 
   send<N extends ServerEventName>(name: N, body: EventBody<N>, inReplyTo?: string): void {
     if (this.#ws.readyState !== this.#ws.OPEN) return;
+    const faulted = this.ctx.faults.rewriteEvent(name, body as Record<string, unknown>);
+    if (faulted === undefined) return;
+    body = faulted as EventBody<N>;
     const envelope: Record<string, unknown> = { event: name, event_id: `${this.#eventPrefix}${++this.#eventSeq}`, trace_id: this.traceId, timestamp: this.ctx.now().getTime() };
     if (inReplyTo !== undefined) envelope['in_reply_to'] = inReplyTo;
-    for (const frame of this.#rewrite(Object.assign(envelope, body))) this.#ws.send(encodeFrame(frame));
+    for (const frame of this.#rewrite(Object.assign(envelope, body))) {
+      if (frame['event'] === 'audio') this.#wireAudioFrames++;
+      this.#emit(encodeFrame(frame));
+    }
+  }
+
+  /**
+   * Audio frames put on the wire: what the faults' `afterAudioFrames`
+   * counts, so a test that counts the frames it received places a fault
+   * the same under a dialect that splits or merges frames.
+   */
+  #wireAudioFrames = 0;
+
+  /** Frames waiting behind a delayed one (a dialect's timing jitter); undefined when none wait. */
+  #outbox: Promise<void> | undefined;
+  #outboxDepth = 0;
+
+  /** Send one encoded frame, delayed by the dialect's jitter with order kept. */
+  #emit(bytes: Uint8Array): void {
+    const jitter = this.ctx.dialect.jitter;
+    const delayMs = jitter.maxMs > 0 && Math.random() < jitter.share ? Math.random() * jitter.maxMs : 0;
+    if (delayMs === 0 && this.#outbox === undefined) {
+      this.#ws.send(bytes);
+      return;
+    }
+    this.#outboxDepth++;
+    this.#outbox = (this.#outbox ?? Promise.resolve())
+      .then(() => (delayMs > 0 ? sleep(delayMs) : undefined))
+      .then(() => {
+        if (this.#ws.readyState === this.#ws.OPEN) this.#ws.send(bytes);
+        if (--this.#outboxDepth === 0) this.#outbox = undefined;
+      });
   }
 
   sendAudio(fields: AudioFields): void {
@@ -194,6 +228,7 @@ export class Session implements SessionPort {
 
   finish(reason: FinishReason, inReplyTo?: string): void {
     if (this.#phase !== Phase.open || !this.#handler) return;
+    if (reason === FinishReason.completed && this.ctx.faults.take('noFinishAfterStop')) return;
     this.send('finish', { request_id: this.#handler.requestId, session_id: this.sessionId, reason, units: this.#handler.units() }, inReplyTo);
     this.#close(CloseCode.normal, reason);
   }
@@ -228,9 +263,34 @@ export class Session implements SessionPort {
 
   // ------------------------------------------------------------ internals
 
+  /**
+   * The frames still to handle while one waits on the store (a ledger hold,
+   * a ticket's claim): handled one after the other, in arrival order.
+   */
+  #inbox: Promise<void> | undefined;
+
   #onMessage(data: RawData, isBinary: boolean): void {
     if (this.#phase === Phase.closing || this.#phase === Phase.closed) return;
     this.#armIdle();
+    if (this.#inbox) {
+      this.#await(this.#inbox.then(() => this.#receive(data, isBinary)));
+      return;
+    }
+    const pending = this.#receive(data, isBinary);
+    if (pending) this.#await(pending);
+  }
+
+  /** Later frames wait for `pending` (which never rejects). */
+  #await(pending: Promise<void>): void {
+    const inbox = pending.then(() => {
+      if (this.#inbox === inbox) this.#inbox = undefined;
+    });
+    this.#inbox = inbox;
+  }
+
+  /** Decode and dispatch one frame; a promise when it waits on the store. */
+  #receive(data: RawData, isBinary: boolean): Promise<void> | undefined {
+    if (this.#phase === Phase.closing || this.#phase === Phase.closed) return undefined;
     const authenticated = this.#phase === Phase.open;
     let event: ClientEvent;
     // The frame's own event_id once it decodes, so even a refusal of its
@@ -244,27 +304,32 @@ export class Session implements SessionPort {
       event = parseClientEvent(map);
     } catch (err) {
       this.fail(decodeFailure(err, !authenticated), replyTo);
-      return;
+      return undefined;
     }
-    try {
-      this.#dispatch(event);
-    } catch (err) {
+    const failed = (err: unknown) => {
+      if (this.#phase === Phase.closed) return;
       if (err instanceof RealtimeFailure) {
         this.fail(err, event.event_id);
         return;
       }
       this.ctx.log(`realtime: internal error on ${event.event}`, err);
       this.fail(new RealtimeFailure(ErrorCode.internalError, 'internal server error', { terminal: true, stage: event.event }), event.event_id);
+    };
+    try {
+      const pending = this.#dispatch(event);
+      return pending ? pending.catch(failed) : undefined;
+    } catch (err) {
+      failed(err);
+      return undefined;
     }
   }
 
-  #dispatch(event: ClientEvent): void {
+  #dispatch(event: ClientEvent): void | Promise<void> {
     if (this.#phase === Phase.authenticating) {
       if (event.event !== 'auth') {
         throw new RealtimeFailure(ErrorCode.authenticationRequired, 'authenticate first: send { event: "auth", token: <browser ticket> } (or connect with Authorization: Bearer)', { terminal: true, stage: 'auth' });
       }
-      this.#redeemTicket(event);
-      return;
+      return this.#redeemTicket(event);
     }
     if (event.event_id !== undefined) {
       if (this.#eventIds.has(event.event_id)) throw new RealtimeFailure(ErrorCode.invalidMessage, `duplicate event_id ${JSON.stringify(event.event_id)}; frame ignored`, { path: 'event_id', stage: event.event });
@@ -292,13 +357,14 @@ export class Session implements SessionPort {
       default:
         if (!this.#handler) throw new RealtimeFailure(ErrorCode.invalidState, `${event.event} before start: send start first`, { stage: event.event });
         if (!this.#handler.active) throw new RealtimeFailure(ErrorCode.invalidState, `${event.event} after the request ended`, { stage: event.event });
-        this.#handler.handle(event);
+        return this.#handler.handle(event);
     }
   }
 
-  #redeemTicket(event: AuthEvent): void {
-    const result = this.#services.tickets.redeem(event.token, this.#handshake.host, this.#handshake.origin);
+  async #redeemTicket(event: AuthEvent): Promise<void> {
+    const result = await this.#services.tickets.redeem(event.token, this.#handshake.host, this.#handshake.origin);
     if (typeof result === 'string') throw new RealtimeFailure(ErrorCode.authenticationFailed, `browser ticket refused: ${result}`, { terminal: true, stage: 'auth' });
+    if (this.#phase !== Phase.authenticating) return; // closed (or timed out) while it was redeemed
     this.#authenticated(result, event.event_id);
   }
 
@@ -336,7 +402,7 @@ export class Session implements SessionPort {
 
   #checkAudioFaults(): void {
     const faults = this.ctx.faults;
-    const frames = this.#audioFrames;
+    const frames = this.#wireAudioFrames;
     const reached = (f: { afterAudioFrames: number }) => frames >= f.afterAudioFrames;
     const drop = faults.take('realtimeDrop', reached);
     if (drop) {
@@ -380,12 +446,19 @@ export class Session implements SessionPort {
     this.#phase = Phase.closing;
     this.#clearTimers();
     this.#abort.abort();
-    try {
-      this.#ws.close(code, reason.slice(0, 120));
-    } catch {
-      // A code no endpoint may send (1005, 1006, an injected fault's choice): cut the socket instead.
-      this.#ws.terminate();
-    }
+    const closeNow = () => {
+      try {
+        // A dialect may end a finished request with a close frame that has no status (the peer reads 1005).
+        if (code === CloseCode.normal && this.ctx.dialect.normalClose === 'no-status') this.#ws.close();
+        else this.#ws.close(code, reason.slice(0, 120));
+      } catch {
+        // A code no endpoint may send (1005, 1006, an injected fault's choice): cut the socket instead.
+        this.#ws.terminate();
+      }
+    };
+    // Frames a dialect's jitter still holds go out first.
+    if (this.#outbox) void this.#outbox.then(closeNow);
+    else closeNow();
   }
 
   #clearTimers(): void {

@@ -72,7 +72,7 @@ export class SimpleRequest implements RequestHandler {
     return this.#units;
   }
 
-  handle(event: InputEvent | TextEvent | FlushEvent | StopEvent): void {
+  handle(event: InputEvent | TextEvent | FlushEvent | StopEvent): void | Promise<void> {
     if (event.event !== 'input') {
       throw new RealtimeFailure(ErrorCode.invalidState, `${event.event} is a reliable-mode event; this request is in simple mode (send input)`, { stage: 'input' });
     }
@@ -90,11 +90,16 @@ export class SimpleRequest implements RequestHandler {
     const characters = this.#bufferedChars + chars;
     const segmentId = this.port.ctx.newId('seg');
     // Reserve first: a refused reservation leaves the buffer as it was.
-    const reservation = this.port.billing.reserve(characters, segmentRefId(this.port.account.userId, this.requestId, segmentId));
-    this.#buffer = [];
-    this.#bufferedChars = 0;
-    this.#requestChars += chars;
-    this.#queue.enqueue({ segmentId, index: this.#segments++, text, characters, reservation, inReplyTo: event.event_id, hadAudio: false, released: false });
+    return this.port.billing.reserve(characters, segmentRefId(this.port.account.userId, this.requestId, segmentId)).then((reservation) => {
+      if (!this.#active) {
+        this.port.billing.release(reservation); // the request ended while the hold was taken
+        return;
+      }
+      this.#buffer = [];
+      this.#bufferedChars = 0;
+      this.#requestChars += chars;
+      this.#queue.enqueue({ segmentId, index: this.#segments++, text, characters, reservation, inReplyTo: event.event_id, hadAudio: false, released: false });
+    });
   }
 
   abort(): void {

@@ -72,7 +72,12 @@ export function statusRoutes(ctx: ServerContext, requests: RequestStore): RouteD
       summary: 'State of a reliable-mode realtime request, with the segments manifest when result_available',
       tags: ['realtime'],
       responses: { 200: { description: 'request status', schema: RequestStatusSchema }, 404: { description: 'unknown request, or one of another account' } },
-      handler({ account, params }) {
+      async handler({ account, params, res }) {
+        if (ctx.faults.take('statusRouteHangs')) {
+          // Fault injection: no answer at all, until the client gives up and goes.
+          await new Promise((resolve) => res.once('close', resolve));
+          return;
+        }
         const record = requests.get(account.userId, params['request_id'] ?? '');
         if (!record) throw notFound('request');
         const body = requestStatusBody(record);

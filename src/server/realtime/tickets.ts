@@ -5,13 +5,13 @@
  * the site, the Host the ticket was asked from and the Origin given in the
  * body: the upgrade's Host and Origin headers must match both.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { REALTIME_PATHS } from '../../protocol/constants.js';
 import type { ServerContext } from '../context.js';
 import { badRequest } from '../http/errors.js';
 import { defineRoute, type RouteDef } from '../http/router.js';
-import type { Account, Collection } from '../store/types.js';
+import type { Account, Collection, Release } from '../store/types.js';
 import { REALTIME_TUNING } from './tuning.js';
 
 interface TicketRecord {
@@ -67,11 +67,34 @@ export class TicketBook {
    * The account of `ticket` when it is valid for this upgrade's Host and
    * Origin, else the refusal. Every attempt consumes the ticket, so a stolen
    * ticket tried from the wrong origin cannot be tried again.
+   *
+   * Single use across processes sharing the store: the redemption runs
+   * under the ticket's claim (a process trying it meanwhile is refused), reads
+   * what other processes wrote once it holds the claim (a redemption that
+   * ended elsewhere shows as the ticket's deletion), and lets the claim go
+   * only once its own deletion is kept.
    */
-  redeem(ticket: string, host: string | undefined, origin: string | undefined): Account | TicketRefusal {
-    const record = this.#tickets.get(ticket);
-    if (!record) return 'unknown or already used ticket';
-    this.#tickets.delete(ticket);
+  async redeem(ticket: string, host: string | undefined, origin: string | undefined): Promise<Account | TicketRefusal> {
+    const { store } = this.ctx;
+    let release: Release | undefined;
+    if (store.processes) {
+      // The lock's name carries a digest, never the ticket itself.
+      release = await store.processes.claim(`ticket:${createHash('sha256').update(ticket).digest('base64url')}`);
+      if (!release) return 'unknown or already used ticket';
+    }
+    try {
+      if (release) await store.sync?.();
+      const record = this.#tickets.get(ticket);
+      if (!record) return 'unknown or already used ticket';
+      this.#tickets.delete(ticket);
+      if (release) await store.flush?.();
+      return this.#check(record, host, origin);
+    } finally {
+      await release?.();
+    }
+  }
+
+  #check(record: TicketRecord, host: string | undefined, origin: string | undefined): Account | TicketRefusal {
     if (this.ctx.now().getTime() > record.expiresAtMs) return 'ticket expired';
     if (record.site !== this.ctx.site) return 'ticket not valid for this site';
     if (host === undefined || host.toLowerCase() !== record.host) return 'ticket not valid for this host';

@@ -15,6 +15,24 @@
  * generating read `failed_retryable` (`recoverOrphans`), tasks it had
  * accepted run again (`TaskRunner`).
  *
+ * What a crash may lose, and what it may not. Written in the background, so
+ * lost if the process dies within the few milliseconds before the write:
+ * task progress (the task runs again from the start), a realtime request's
+ * journal between segments and the `committed` mark of a segment's hold (a
+ * resume generates the segment again, charged once), webhook
+ * delivery bookkeeping of an attempt under way (that attempt is made
+ * again). Kept before anything relies on it:
+ * - every HTTP reply waits for `flush()` (a 202 for a task, a charge, a
+ *   profile change, an issued ticket);
+ * - a ledger hold is its own transaction, answered once committed, so no
+ *   work runs on a charge that is not in the database; commits and releases
+ *   are transactions in the same queue (`flush()` waits for them);
+ * - a task's end is flushed before its claim is let go, and before its
+ *   webhook's first attempt tells anyone about it;
+ * - a webhook's retry schedule is flushed before the wait for the next
+ *   attempt, so a process taking it over goes on from it;
+ * - a ticket's redemption is flushed before its claim is let go.
+ *
  * PGlite is held by one process (a directory lock). PostgreSQL may be shared
  * by several server processes (`serve --workers N`, several hosts): then
  * - every write takes a new `version` from one sequence, and writers
@@ -26,7 +44,9 @@
  *   wherever it lands;
  * - an account's balances are written as deltas computed in SQL, not as the
  *   value this process last saw, so two processes charging one account at
- *   once both count (the rest of a record: the last write wins, and each
+ *   once both count; holds, commits and releases are transactions with their
+ *   check inside (`ledgerSteps`), so they cannot overdraw it or charge one
+ *   refId twice between them (the rest of a record: the last write wins, and each
  *   record but the accounts has one writer at a time: the process running
  *   its request or task);
  * - `processes` (types.ts) gives named claims and owner liveness on session
@@ -35,7 +55,7 @@
  *   realtime request whose owner died is recovered by a live one.
  */
 import { randomUUID } from 'node:crypto';
-import type { Account, Collection, LedgerEntry, Release, SharedProcesses, Store } from './types.js';
+import type { Account, Collection, HoldOutcome, LedgerEntry, LedgerSteps, Release, SharedProcesses, Store } from './types.js';
 import { MemoryCollection } from './memory.js';
 
 /** What both engines offer: parameterized queries in order on one connection. */
@@ -163,6 +183,19 @@ interface Row {
 
 type Write = (collection: string, key: string, value: unknown) => void;
 
+const NO_CHANGE: Balances = { credits: 0, apiQuota: 0 };
+
+/** The balance field of a currency (as `ledger.ts` names it). */
+function fieldOf(currency: LedgerEntry['currency']): keyof Balances {
+  return currency === 'credits' ? 'credits' : 'apiQuota';
+}
+
+/** A row as a ledger step returns it. */
+interface StepRow {
+  version: string | number;
+  value: string | null;
+}
+
 class PersistentCollection<T> implements Collection<T> {
   readonly #memory = new MemoryCollection<T>();
   constructor(private readonly name: string, private readonly write: Write) {}
@@ -192,6 +225,10 @@ class PersistentCollection<T> implements Collection<T> {
   }
   get size(): number {
     return this.#memory.size;
+  }
+  /** Keys with their records (retention, `retention.ts`). */
+  entries(): IterableIterator<[string, T]> {
+    return this.#memory.entries();
   }
 }
 
@@ -445,6 +482,201 @@ export class SqlStore implements Store {
     return this.#collectionOf(name) as Collection<T>;
   }
 
+  /** Run `work` on the database after every change so far (maintenance: `retention.ts`'s VACUUM and sizes). */
+  maintain<T>(work: (db: SqlDatabase) => Promise<T>): Promise<T> {
+    this.#drain();
+    return this.#enqueue(() => work(this.#db));
+  }
+
+  /**
+   * The ledger's steps, one transaction each (with the writers' lock on a
+   * shared store, like every write), the check inside: a hold inserts its
+   * entry only where the refId is new (`on conflict`) and takes the amount
+   * only where the balance covers it (a conditional update); a release gives
+   * the amount back only where the entry was not released yet; a commit
+   * moves only a `held` entry. Processes sharing the store cannot overdraw an
+   * account or charge one refId twice between them. The cache takes what
+   * the database then holds (`#settleAccount`).
+   */
+  readonly ledgerSteps: LedgerSteps = {
+    hold: (entry) => this.#hold(entry),
+    commit: (refId) => this.#commitHold(refId),
+    release: (refId, at) => this.#releaseHold(refId, at),
+  };
+
+  /** Begin a write transaction: on a shared store, on the writers' lock (versions commit in order). */
+  #begin(): Promise<unknown> {
+    return this.#db.exec(this.#shared ? `begin; select pg_advisory_xact_lock(hashtextextended(${literal(`${this.#shared.lockPrefix}:writes`)}, 0))` : 'begin');
+  }
+
+  /**
+   * Run `work` as one write transaction, after every operation before it;
+   * what it returns (a function: what the cache takes) runs once committed.
+   */
+  #transaction<T>(work: (writer: string | null) => Promise<() => T>): Promise<T> {
+    // This process's changes first: the checks see the database with them.
+    this.#drain();
+    return this.#enqueue(async () => {
+      await this.#begin();
+      let settle: () => T;
+      try {
+        settle = await work(this.processes?.ownerId ?? null);
+        await this.#db.query('commit');
+      } catch (err) {
+        await this.#db.query('rollback').catch(() => undefined);
+        throw err;
+      }
+      return settle();
+    });
+  }
+
+  async #row(collection: string, key: string): Promise<StepRow | undefined> {
+    return ((await this.#db.query('select version, value from entries where collection = $1 and key = $2', [collection, encodeKey(key)])).rows as StepRow[])[0];
+  }
+
+  /** Add `delta` (which may be negative) to a balance, where `guard` holds; the row after, if it did. */
+  async #addToBalance(userId: string, field: keyof Balances, delta: number, writer: string | null, guard: boolean): Promise<StepRow | undefined> {
+    const sql = `update entries set value = (value::jsonb || jsonb_build_object($3::text, (value::jsonb->>$3)::numeric + $4::numeric))::text,
+        version = nextval('entries_version'), writer = $5
+      where collection = $1 and key = $2 and value is not null${guard ? ' and (value::jsonb->>$3)::numeric + $4::numeric >= 0' : ''}
+      returning version, value`;
+    return ((await this.#db.query(sql, [ACCOUNTS, encodeKey(userId), field, delta, writer])).rows as StepRow[])[0];
+  }
+
+  /**
+   * The cache takes an account's row as a ledger step left it: the balances
+   * gain what changed in the database since this process last knew them,
+   * less what this process already added to its own view (`optimistic`).
+   */
+  #settleAccount(userId: string, row: StepRow | undefined, optimistic: Balances): void {
+    if (!row || row.value === null) return;
+    const id = entryKey(ACCOUNTS, userId);
+    const version = Number(row.version);
+    if ((this.#versions.get(id) ?? -1) < version) this.#versions.set(id, version);
+    const stored = balancesOf(decode(row.value) as Account);
+    const known = this.#known.get(userId);
+    this.#known.set(userId, stored);
+    const account = this.accounts.get(userId);
+    if (!account) {
+      this.accounts.load(userId, decode(row.value) as Account);
+      return;
+    }
+    for (const field of BALANCES) account[field] = known ? account[field] + stored[field] - known[field] - optimistic[field] : stored[field];
+  }
+
+  #addInFlight(userId: string, change: Balances, sign: 1 | -1): void {
+    const inFlight = this.#inFlight.get(userId) ?? { ...NO_CHANGE };
+    for (const field of BALANCES) inFlight[field] += sign * change[field];
+    this.#inFlight.set(userId, inFlight);
+  }
+
+  /** The cache takes a ledger entry's row. */
+  #settleEntry(refId: string, row: StepRow | undefined): LedgerEntry | undefined {
+    if (!row || row.value === null) return undefined;
+    const id = entryKey(LEDGER, refId);
+    const version = Number(row.version);
+    if ((this.#versions.get(id) ?? -1) < version) this.#versions.set(id, version);
+    const stored = decode(row.value) as LedgerEntry;
+    const cached = this.ledger.get(refId);
+    if (cached) Object.assign(cached, stored);
+    else this.ledger.load(refId, stored);
+    return cached ?? stored;
+  }
+
+  #hold(entry: LedgerEntry): Promise<HoldOutcome> {
+    const cached = this.ledger.get(entry.refId);
+    if (cached) return Promise.resolve({ kind: 'held', charged: false, entry: cached });
+    const field = fieldOf(entry.currency);
+    return this.#transaction(async (writer): Promise<() => HoldOutcome> => {
+      const inserted = (
+        await this.#db.query(
+          `insert into entries (collection, key, value, version, writer) values ($1, $2, $3, nextval('entries_version'), $4)
+            on conflict (collection, key) do update set value = excluded.value, version = excluded.version, writer = excluded.writer where entries.value is null
+            returning version, value`,
+          [LEDGER, encodeKey(entry.refId), encode(entry), writer],
+        )
+      ).rows as StepRow[];
+      if (!inserted[0]) {
+        // Held before (by another process, or this one before a restart): nothing new charged.
+        const row = await this.#row(LEDGER, entry.refId);
+        return () => ({ kind: 'held', charged: false, entry: this.#settleEntry(entry.refId, row) ?? entry });
+      }
+      const account = await this.#addToBalance(entry.userId, field, -entry.amount, writer, true);
+      if (!account) {
+        const row = await this.#row(ACCOUNTS, entry.userId);
+        const available = row?.value ? balancesOf(decode(row.value) as Account)[field] : 0;
+        // Nothing kept: the entry goes with the rollback.
+        throw new ShortBalance(available);
+      }
+      return () => {
+        this.#settleAccount(entry.userId, account, NO_CHANGE);
+        return { kind: 'held', charged: true, entry: this.#settleEntry(entry.refId, inserted[0]) ?? entry };
+      };
+    }).catch((err: unknown) => {
+      if (err instanceof ShortBalance) return { kind: 'insufficient', available: err.available };
+      throw err;
+    });
+  }
+
+  #commitHold(refId: string): LedgerEntry | undefined {
+    const entry = this.ledger.get(refId);
+    if (!entry || entry.state !== 'held') return entry;
+    entry.state = 'committed';
+    this.#transaction(async (writer) => {
+      const moved = (
+        await this.#db.query(
+          `update entries set value = (value::jsonb || '{"state":"committed"}'::jsonb)::text, version = nextval('entries_version'), writer = $3
+            where collection = $1 and key = $2 and value is not null and value::jsonb->>'state' = 'held' returning version, value`,
+          [LEDGER, encodeKey(refId), writer],
+        )
+      ).rows as StepRow[];
+      // Not held any more (another process released it first): the cache takes the database's state.
+      const row = moved[0] ?? (await this.#row(LEDGER, refId));
+      return () => void this.#settleEntry(refId, row);
+    }).catch((err: unknown) => {
+      this.#failed ??= err;
+    });
+    return entry;
+  }
+
+  #releaseHold(refId: string, at: string): boolean {
+    const entry = this.ledger.get(refId);
+    if (!entry || entry.state === 'released') return false;
+    const field = fieldOf(entry.currency);
+    // This process's view at once; the transaction decides, and corrects it if another process released it first.
+    entry.state = 'released';
+    entry.releasedAt = at;
+    const account = this.accounts.get(entry.userId);
+    const optimistic: Balances = { ...NO_CHANGE, [field]: account ? entry.amount : 0 };
+    if (account) {
+      account[field] += entry.amount;
+      // On its way to the database (by this transaction): a write of the account meanwhile does not carry it too.
+      this.#addInFlight(entry.userId, optimistic, 1);
+    }
+    this.#transaction(async (writer) => {
+      const released = (
+        await this.#db.query(
+          `update entries set value = (value::jsonb || jsonb_build_object('state', 'released', 'releasedAt', $3::text))::text, version = nextval('entries_version'), writer = $4
+            where collection = $1 and key = $2 and value is not null and value::jsonb->>'state' <> 'released' returning version, value`,
+          [LEDGER, encodeKey(refId), at, writer],
+        )
+      ).rows as StepRow[];
+      const balance = released[0] ? await this.#addToBalance(entry.userId, field, entry.amount, writer, false) : await this.#row(ACCOUNTS, entry.userId);
+      const row = released[0] ?? (await this.#row(LEDGER, refId));
+      return () => {
+        this.#settleEntry(refId, row);
+        this.#settleAccount(entry.userId, balance, optimistic);
+      };
+    })
+      .catch((err: unknown) => {
+        this.#failed ??= err;
+      })
+      .finally(() => {
+        if (account) this.#addInFlight(entry.userId, optimistic, -1);
+      });
+    return true;
+  }
+
   /** Wait until every change so far is written; throws the first write error, if any. */
   async flush(): Promise<void> {
     this.#drain();
@@ -496,6 +728,13 @@ export class SqlStore implements Store {
       await this.#release();
     })();
     return this.#closed;
+  }
+}
+
+/** A hold refused inside its transaction (rolled back). */
+class ShortBalance extends Error {
+  constructor(readonly available: number) {
+    super('insufficient balance');
   }
 }
 

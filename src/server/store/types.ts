@@ -69,6 +69,38 @@ export interface Store {
   sync?(): Promise<void>;
   /** Present when several server processes share this store. */
   readonly processes?: SharedProcesses | undefined;
+  /**
+   * The ledger's steps, each atomic with its balance check inside
+   * (`ledger.ts` uses them): on SQL one database transaction each, so
+   * processes sharing the store cannot overdraw an account or charge one
+   * `refId` twice. Absent: `Ledger` runs them on the collections, atomic
+   * within this process (a store no other process writes).
+   */
+  readonly ledgerSteps?: LedgerSteps | undefined;
+}
+
+/** What a hold did. */
+export type HoldOutcome =
+  /** Charged now, or (false) a hold on this refId already existed (`entry` is it): nothing new charged. */
+  | { kind: 'held'; charged: boolean; entry: LedgerEntry }
+  /** The balance is short: nothing charged, nothing recorded. */
+  | { kind: 'insufficient'; available: number };
+
+/**
+ * Holds, commits and releases as single steps, each with its check inside
+ * (the balance, the refId, the hold's state). The hold is asynchronous (its
+ * answer comes from the database); a commit or a release changes this
+ * process's view at once and is made durable by `Store.flush()` (on SQL its
+ * transaction decides: a hold another process released first is not
+ * released twice, and the view is corrected).
+ */
+export interface LedgerSteps {
+  /** Charge `entry.amount` of `entry.currency` to `entry.userId` and record `entry` (state `held`), unless `entry.refId` exists or the balance is short. */
+  hold(entry: LedgerEntry): Promise<HoldOutcome>;
+  /** `held` -> `committed`; returns the entry as this process now sees it. */
+  commit(refId: string): LedgerEntry | undefined;
+  /** Give the hold back (state `released`, the amount restored) unless it already was; true when this call did it. */
+  release(refId: string, at: string): boolean;
 }
 
 /** Lets go of a claim. */

@@ -16,12 +16,18 @@
  *   nothing. Once a receiver accepts an event (2xx), it is never sent again.
  * - A URL that breaks the public-URL rule (unless the server allows private
  *   URLs) fails the delivery without any attempt.
+ * - The delivery and its retry schedule (attempts made, when the next is
+ *   due) are kept in the store, written before the wait for the next attempt
+ *   begins. A delivery is sent by the process holding its claim (like a
+ *   task): on a store shared by several processes, one whose process died
+ *   (or stopped) while it waited is taken over by another, which makes the
+ *   next attempt when it is due; on a persistent store of one process, a
+ *   restart picks up the deliveries left pending.
  */
-import pRetry from 'p-retry';
 import { backoffDelayMs } from '../../backoff.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerContext } from '../context.js';
-import type { Collection } from '../store/types.js';
+import type { Collection, Release } from '../store/types.js';
 import type { Task } from '../rest/common/task-runner.js';
 import { checkPublicUrl, PublicUrlError } from '../net/public-url.js';
 import { postOnce, PostTimeoutError } from './post.js';
@@ -81,6 +87,8 @@ export interface WebhookDelivery {
   lastError: string | null;
   createdAt: string;
   deliveredAt: string | null;
+  /** When the next attempt is due (ISO 8601); null: at once. */
+  nextAttemptAt?: string | null;
 }
 
 export interface WebhookOptions {
@@ -93,6 +101,9 @@ export interface WebhookOptions {
   /** Timeout of one attempt (connect to response headers); default 10_000 ms. */
   timeoutMs?: number;
 }
+
+/** How often a process sharing the store looks for deliveries nobody sends. */
+const WEBHOOK_SCAN_MS = 1_000;
 
 /** Store collection of delivery records. */
 export const WEBHOOK_DELIVERIES_COLLECTION = 'webhook-deliveries';
@@ -137,6 +148,9 @@ export class WebhookDispatcher {
   readonly #deliveries: Collection<WebhookDelivery>;
   readonly #abort = new AbortController();
   readonly #running = new Set<Promise<void>>();
+  /** Deliveries this process sends now (or waits to retry). */
+  readonly #local = new Set<string>();
+  #scanTimer: NodeJS.Timeout | undefined;
 
   constructor(ctx: ServerContext, options: WebhookOptions = {}) {
     this.#ctx = ctx;
@@ -148,6 +162,82 @@ export class WebhookDispatcher {
       timeoutMs: options.timeoutMs ?? 10_000, // 10 s
     };
     dispatchers.set(ctx, this);
+    if (ctx.store.processes) this.#scanEvery(WEBHOOK_SCAN_MS);
+    else this.#recover();
+  }
+
+  /** The claim a process holds on a delivery while it sends it (a store shared by several processes). */
+  #claimName(key: string): string {
+    return `webhook:${key}`;
+  }
+
+  /** A persistent store of one process: the deliveries a previous run left pending go on where they were. */
+  #recover(): void {
+    for (const d of [...this.#deliveries.values()]) if (d.state === DeliveryState.pending) this.#start(d.key);
+  }
+
+  /** Look for pending deliveries nobody sends, at once and then every `ms`. */
+  #scanEvery(ms: number): void {
+    const tick = () => {
+      this.#scanTimer = undefined;
+      void this.#scan()
+        .catch((err: unknown) => this.#ctx.log('webhooks: looking for deliveries nobody sends failed', err))
+        .finally(() => {
+          if (this.#abort.signal.aborted) return;
+          this.#scanTimer = setTimeout(tick, ms);
+          this.#scanTimer.unref();
+        });
+    };
+    tick();
+  }
+
+  /**
+   * A pending delivery whose claim is free was left by a process that died
+   * or stopped: this one claims it, reads it again (its sender may have
+   * ended it just before letting go) and goes on with its schedule.
+   */
+  async #scan(): Promise<void> {
+    const { store } = this.#ctx;
+    await store.sync?.();
+    for (const d of [...this.#deliveries.values()]) {
+      if (this.#abort.signal.aborted) return;
+      if (d.state !== DeliveryState.pending || this.#local.has(d.key)) continue;
+      const release = await store.processes!.claim(this.#claimName(d.key));
+      if (!release) continue;
+      await store.sync?.();
+      const current = this.#deliveries.get(d.key);
+      if (current?.state !== DeliveryState.pending || this.#local.has(d.key) || this.#abort.signal.aborted) {
+        await release();
+        continue;
+      }
+      this.#start(d.key, release);
+    }
+  }
+
+  /** Send delivery `key` here (under `claimed`, when the caller holds its claim). */
+  #start(key: string, claimed?: Release): void {
+    this.#local.add(key);
+    const run = this.#claimAndDeliver(key, claimed).finally(() => this.#local.delete(key));
+    this.#running.add(run);
+    void run.finally(() => this.#running.delete(run));
+  }
+
+  async #claimAndDeliver(key: string, claimed: Release | undefined): Promise<void> {
+    const { store } = this.#ctx;
+    const release = claimed ?? (store.processes ? await store.processes.claim(this.#claimName(key)) : undefined);
+    if (store.processes && !release) return;
+    try {
+      const d = this.#deliveries.get(key);
+      if (d?.state === DeliveryState.pending) await this.#deliver(d);
+    } catch (err) {
+      this.#ctx.log(`webhooks: delivery ${key} failed`, err);
+    } finally {
+      if (release) {
+        // What it did is kept before another process may take the delivery over.
+        await store.flush?.().catch(() => undefined);
+        await release().catch(() => undefined);
+      }
+    }
   }
 
   /** Change options at run time (tests shorten the delays). */
@@ -199,9 +289,7 @@ export class WebhookDispatcher {
       deliveredAt: null,
     };
     this.#deliveries.set(key, delivery);
-    const run = this.#deliver(delivery);
-    this.#running.add(run);
-    void run.finally(() => this.#running.delete(run));
+    this.#start(key);
     return delivery;
   }
 
@@ -215,9 +303,10 @@ export class WebhookDispatcher {
     while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
   }
 
-  /** Stop: pending retries are abandoned (their records stay `pending`). */
+  /** Stop: pending retries are left to another process or the next start (their records stay `pending`, with their schedule). */
   async close(): Promise<void> {
     this.#abort.abort();
+    if (this.#scanTimer) clearTimeout(this.#scanTimer);
     await Promise.allSettled([...this.#running]);
   }
 
@@ -232,27 +321,29 @@ export class WebhookDispatcher {
     }
     const account = this.#ctx.store.accounts.get(d.userId);
     if (!account) return;
-    // p-retry runs the attempts (maxAttempts in all, none once closing);
-    // the wait before each retry is the shared backoff, slept in onFailedAttempt.
-    try {
-      await pRetry(
-        async (attempt) => {
-          const outcome = await this.#attempt(d, account.webhookSecret, attempt, signal);
-          this.#update(d, { attempts: attempt, lastStatus: outcome.status, lastError: outcome.error });
-          if (!outcome.ok) throw new Error(outcome.error ?? `HTTP ${outcome.status}`);
-        },
-        {
-          retries: this.options.maxAttempts - 1,
-          minTimeout: 0,
-          signal,
-          onFailedAttempt: async ({ attemptNumber, retriesLeft }) => {
-            if (retriesLeft > 0) await sleep(retryDelayMs(attemptNumber, this.options.initialDelayMs, this.options.maxDelayMs), undefined, { signal });
-          },
-        },
-      );
-      this.#update(d, { state: DeliveryState.delivered, deliveredAt: this.#ctx.now().toISOString() });
-    } catch {
-      if (!signal.aborted) this.#update(d, { state: DeliveryState.failed });
+    // The task's end and this record are kept before anyone is told (a reader then finds the task ended, wherever it asks).
+    await this.#ctx.store.flush?.();
+    // The attempts go on from the schedule kept with the delivery (another process's, after a takeover).
+    while (!signal.aborted) {
+      const wait = d.nextAttemptAt ? Date.parse(d.nextAttemptAt) - this.#ctx.now().getTime() : 0;
+      if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) return;
+      const attempt = d.attempts + 1;
+      const outcome = await this.#attempt(d, account.webhookSecret, attempt, signal);
+      if (!outcome.ok && signal.aborted) return; // closing: left pending, to be sent again
+      const seen = { attempts: attempt, lastStatus: outcome.status, lastError: outcome.error };
+      if (outcome.ok) {
+        this.#update(d, { ...seen, state: DeliveryState.delivered, deliveredAt: this.#ctx.now().toISOString(), nextAttemptAt: null });
+        return;
+      }
+      if (attempt >= this.options.maxAttempts) {
+        this.#update(d, { ...seen, state: DeliveryState.failed, nextAttemptAt: null });
+        return;
+      }
+      const next = this.#ctx.now().getTime() + retryDelayMs(attempt, this.options.initialDelayMs, this.options.maxDelayMs);
+      this.#update(d, { ...seen, nextAttemptAt: new Date(next).toISOString() });
+      // The schedule is kept before the wait: a process taking over after a crash goes on from it.
+      await this.#ctx.store.flush?.();
     }
   }
 

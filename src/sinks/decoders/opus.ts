@@ -3,7 +3,9 @@
  * across chunks are reassembled by its parser; each complete page decodes as
  * it arrives. Opus decodes natively at 48 kHz (or 8/12/16/24 kHz on request).
  */
-import { OggOpusDecoder } from 'ogg-opus-decoder';
+// Loaded when a decoder starts (`_construct`): the package and its Ogg parser are about 40 modules
+// that a command writing PCM or WAV never needs (the CLI's start-up, issue 25).
+import type { OggOpusDecoder } from 'ogg-opus-decoder';
 import { AudioFormat, type PcmInfo } from '../../protocol/audio.js';
 import { Decoder, decodeError, type DecoderOptions } from './base.js';
 import { floatToS16le } from './pcm16.js';
@@ -27,7 +29,7 @@ type OggOpusDecodeFn = (data: Uint8Array) => DecodedAudio | Promise<DecodedAudio
 
 export class OpusDecoder extends Decoder {
   readonly format = AudioFormat.opus;
-  private readonly ogg: OggOpusDecoder;
+  private ogg: OggOpusDecoder | undefined;
   private readonly sampleRate: OpusDecodeRate;
   private freed = false;
   /** The decode in progress, if any. */
@@ -37,21 +39,25 @@ export class OpusDecoder extends Decoder {
     const sampleRate = options.sampleRate ?? 48_000; // Hz
     super({ ...expected, sampleRate }, options);
     this.sampleRate = sampleRate;
-    // `sampleRate` is a documented constructor option missing from the package's typings.
-    this.ogg = new OggOpusDecoder({ sampleRate } as ConstructorParameters<typeof OggOpusDecoder>[0]);
   }
 
   override _construct(callback: (error?: Error | null) => void): void {
-    this.ogg.ready.then(() => callback(), (error: unknown) => callback(decodeError('opus decoder failed to load', error)));
+    import('ogg-opus-decoder')
+      .then(({ OggOpusDecoder }) => {
+        // `sampleRate` is a documented constructor option missing from the package's typings.
+        this.ogg = new OggOpusDecoder({ sampleRate: this.sampleRate } as ConstructorParameters<typeof OggOpusDecoder>[0]);
+        return this.ogg.ready;
+      })
+      .then(() => callback(), (error: unknown) => callback(decodeError('opus decoder failed to load', error)));
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.bytesIn += chunk.length;
-    this.run(() => (this.ogg.decode as OggOpusDecodeFn)(chunk), callback);
+    this.run(() => (this.ogg!.decode as OggOpusDecodeFn)(chunk), callback);
   }
 
   override _flush(callback: (error?: Error | null) => void): void {
-    this.run(() => this.ogg.flush(), (error) => {
+    this.run(() => this.ogg!.flush(), (error) => {
       this.release();
       if (error) callback(error);
       else if (this.bytesIn > 0 && this.bytesOut === 0) callback(decodeError(`no Ogg Opus audio found in ${this.bytesIn} bytes`));
@@ -94,6 +100,6 @@ export class OpusDecoder extends Decoder {
   private release(): void {
     if (this.freed) return;
     this.freed = true;
-    this.ogg.free();
+    this.ogg?.free();
   }
 }

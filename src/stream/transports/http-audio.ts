@@ -32,6 +32,10 @@ export interface AudioFile {
 export interface ConvertedAudio {
   data: Buffer;
   pcm: PcmInfo;
+  /** Bytes of `data` that are the stream's header (the first segment of a `wav` stream), not the segment's audio. */
+  headerBytes: number;
+  /** Audio bytes the file says it carries (a WAV `data` chunk's size, whole sample frames), when it says. */
+  declaredBytes?: number;
 }
 
 /** Opus always decodes at 48 kHz. */
@@ -156,12 +160,14 @@ export class SegmentAudioAssembler {
   #toPcmStream(file: AudioFile): ConvertedAudio {
     let pcm: PcmInfo;
     let samples: Buffer;
+    let declared: number | undefined;
     if (isWavFile(file)) {
       const header = scanWav(file.data);
       if (header.status === 'incomplete') throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, 'WAV response ends inside its header');
       const problem = header.status === 'invalid' ? header.reason : unsupportedFmt(header.fmt);
       if (header.status !== 'header' || !header.fmt || problem !== undefined) throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `WAV response is not 16-bit PCM: ${problem ?? 'no fmt chunk'}`);
       pcm = { sampleRate: header.fmt.sampleRate, channels: header.fmt.channels, bitDepth: header.fmt.bitDepth };
+      if (header.dataBytes !== undefined) declared = header.dataBytes - (header.dataBytes % frameBytes(pcm));
       const end = header.dataBytes === undefined ? file.data.length : Math.min(file.data.length, header.dataOffset + header.dataBytes);
       samples = file.data.subarray(header.dataOffset, end);
     } else if (isRawPcm(file)) {
@@ -173,11 +179,14 @@ export class SegmentAudioAssembler {
     // Whole sample frames only: a trailing odd byte would shift every later sample.
     samples = samples.subarray(0, samples.length - (samples.length % frameBytes(pcm)));
     this.#checkLayout(pcm);
+    let headerBytes = 0;
     if (this.#headerPending) {
       this.#headerPending = false;
-      samples = Buffer.concat([buildWavHeader(pcm), samples]);
+      const header = buildWavHeader(pcm);
+      headerBytes = header.length;
+      samples = Buffer.concat([header, samples]);
     }
-    return { data: samples, pcm };
+    return { data: samples, pcm, headerBytes, ...(declared !== undefined && { declaredBytes: declared }) };
   }
 
   #toMp3Stream(file: AudioFile, first: boolean): ConvertedAudio {
@@ -189,7 +198,7 @@ export class SegmentAudioAssembler {
     if (data.length >= 128 && data.toString('latin1', data.length - 128, data.length - 125) === 'TAG') data = data.subarray(0, data.length - 128);
     const pcm = mp3Layout(file.data) ?? this.#pcm ?? this.#fallback;
     this.#pcm ??= pcm;
-    return { data, pcm };
+    return { data, pcm, headerBytes: 0 };
   }
 
   #toOpusStream(file: AudioFile): ConvertedAudio {
@@ -198,7 +207,7 @@ export class SegmentAudioAssembler {
     }
     const pcm = opusLayout(file.data) ?? this.#pcm ?? { ...this.#fallback, sampleRate: OPUS_DECODE_RATE };
     this.#pcm ??= pcm;
-    return { data: file.data, pcm };
+    return { data: file.data, pcm, headerBytes: 0 };
   }
 
   #checkLayout(pcm: PcmInfo): void {

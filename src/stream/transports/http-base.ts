@@ -32,10 +32,11 @@ export interface HttpTransportOptions {
   /** Id of the stream's request (segment request ids derive from it); default a new UUID. */
   requestId?: string;
   /**
-   * PCM layout announced in `ready` before any audio arrived, and assumed for
-   * raw PCM without metadata; default 24 kHz mono 16-bit. Every audio chunk
-   * carries the layout actually received; a `warning` (`pcm_layout_differs`)
-   * says when it differs from this one.
+   * PCM layout assumed for raw PCM that says nothing of its own (no WAV
+   * header, no `x-svc-*` headers, no Content-Type parameters), and the
+   * provisional one of `ready`; default 24 kHz mono 16-bit. Every audio chunk
+   * carries the layout its audio states; SpeechStream's ledger takes the
+   * stream's layout from the first audio, not from `ready`.
    */
   pcm?: PcmInfo;
   /** Segments requested ahead of the one being emitted (1 = strictly one at a time); default 2. */
@@ -129,7 +130,6 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
   #paused = false;
   #resumeWaiters: (() => void)[] = [];
   #idleWaiters: (() => void)[] = [];
-  #warnedLayout = false;
   #openSignal: AbortSignal | undefined;
 
   constructor(options: HttpTransportOptions) {
@@ -266,6 +266,8 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
         const entry = this.#queue[0]!;
         this.#startFetches();
         let audioBytes = 0;
+        /** What the files say the segment carries; undefined once one of them does not say. */
+        let expectedBytes: number | undefined = 0;
         let units: number | undefined;
         try {
           const files = await entry.fetched!;
@@ -275,7 +277,7 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
             if (fetched.units !== undefined) units = (units ?? 0) + fetched.units;
             quotaRemaining = fetched.quotaRemaining ?? quotaRemaining;
             const converted = this.#assembler.convert(fetched);
-            this.#checkAnnouncedLayout(converted.pcm);
+            expectedBytes = expectedBytes === undefined || converted.declaredBytes === undefined ? undefined : expectedBytes + converted.declaredBytes;
             const frame = this.options.format === 'pcm' || this.options.format === 'wav' ? frameBytes(converted.pcm) : 1;
             for (const data of splitChunks(converted.data, this.#chunkBytes, frame)) {
               while (this.#paused && !this.#aborted) await new Promise<void>((resolve) => this.#resumeWaiters.push(resolve));
@@ -296,7 +298,7 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
           break;
         }
         this.#queue.shift();
-        const result: SegmentResult = { segmentId: entry.segment.segmentId, units: units ?? 0, audioBytes, transport: this.name };
+        const result: SegmentResult = { segmentId: entry.segment.segmentId, units: units ?? 0, audioBytes, ...(expectedBytes !== undefined && { expectedBytes }), transport: this.name };
         this.#results.push(result);
         this.emit('segment-completed', result);
         entry.resolve(result);
@@ -313,14 +315,6 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
     for (const e of this.#queue) {
       e.controller.abort(error);
       e.reject(error);
-    }
-  }
-
-  #checkAnnouncedLayout(pcm: PcmInfo): void {
-    if (this.#warnedLayout || this.options.format === 'mp3' || this.options.format === 'opus') return;
-    if (pcm.sampleRate !== this.#pcm.sampleRate || pcm.channels !== this.#pcm.channels || pcm.bitDepth !== this.#pcm.bitDepth) {
-      this.#warnedLayout = true;
-      this.emit('warning', { code: 'pcm_layout_differs', message: `audio is ${pcm.sampleRate} Hz x${pcm.channels}, ready announced ${this.#pcm.sampleRate} Hz x${this.#pcm.channels}; chunks carry the real layout` });
     }
   }
 

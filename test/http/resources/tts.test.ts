@@ -96,6 +96,41 @@ describe('tts.synthesizeCached (cache: true)', () => {
   });
 });
 
+describe('a 409 in progress (spec 3.6, 7.2: follow the code)', () => {
+  it('a retry that finds its id still generating waits it out past the retry budget, on the same id, and is charged once', async () => {
+    // A first send of the request is generating slowly (the engine is held
+    // back); the same request sent again, by a client with no retry budget at
+    // all, answers 409 ERR_REQUEST_IN_PROGRESS, waits, and asks again until
+    // the stored result is replayed. The engine is let go once the 409 came.
+    const requestId = `in-progress-${Date.now()}`;
+    const params = { text: 'Slow, and waited out.', voiceId, requestId };
+    const before = credits();
+    server.faults.set({ latencyMs: 500 });
+    try {
+      const first = client.tts.synthesizeCached(params);
+      const table = server.ctx.store.collection('sync-tts-request-ids');
+      while (table.get(`local-dev\u0000${requestId}`) === undefined) await new Promise((r) => setImmediate(r));
+      const patient = createClient({ apiKey: 'sk-local-dev', baseUrl: server.baseUrl, maxRetries: 0, initialRetryDelayMs: 20, maxRetryDelayMs: 200 });
+      const answers: string[] = [];
+      const again = await patient.tts.synthesizeCached({
+        ...params,
+        onRetry: (r) => {
+          answers.push(r.error.code);
+          server.faults.set({ latencyMs: 0 });
+        },
+      });
+      const original = await first;
+      expect(answers.length).toBeGreaterThan(0);
+      expect(new Set(answers)).toEqual(new Set(['ERR_REQUEST_IN_PROGRESS']));
+      expect(again.audioUrl).toBe(original.audioUrl);
+      expect(before - credits()).toBe(original.creditsUsed);
+      expect((await patient.tts.fetchAudio(again.audioUrl)).data.length).toBeGreaterThan(44);
+    } finally {
+      server.faults.set({ latencyMs: 0 });
+    }
+  });
+});
+
 describe('compat', () => {
   it('speech() returns mp3 with the quota headers; voices() lists ids', async () => {
     const voices = await client.compat.voices();

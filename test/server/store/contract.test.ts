@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { accountFromSeed } from '../../../src/server/app.js';
-import { Ledger } from '../../../src/server/ledger.js';
+import { InsufficientBalance, Ledger } from '../../../src/server/ledger.js';
 import { MemoryStore } from '../../../src/server/store/memory.js';
 import { PgliteStore } from '../../../src/server/store/pglite.js';
 import { PostgresStore } from '../../../src/server/store/postgres.js';
@@ -88,8 +88,8 @@ describe.each(ENGINES)('store contract: %s', (_name, engine, available) => {
     store.accounts.set(account.userId, account);
     const ledger = new Ledger(store);
     const read = () => store.accounts.get('u')!;
-    expect(ledger.hold(read(), 'credits', 30, 'ref-1', 'test').charged).toBe(true);
-    expect(ledger.hold(read(), 'credits', 30, 'ref-1', 'test').charged).toBe(false);
+    expect((await ledger.hold(read(), 'credits', 30, 'ref-1', 'test')).charged).toBe(true);
+    expect((await ledger.hold(read(), 'credits', 30, 'ref-1', 'test')).charged).toBe(false);
     expect(read().credits).toBe(70);
     ledger.commit('ref-1');
     expect(store.ledger.get('ref-1')!.state).toBe('committed');
@@ -99,6 +99,42 @@ describe.each(ENGINES)('store contract: %s', (_name, engine, available) => {
     expect(read().credits).toBe(100);
     expect(ledger.totalCharged('u', 'credits')).toBe(0);
     await opened.close();
+  });
+
+  it.runIf(available)('the ledger: holds are atomic with their balance check — concurrent holds charge exactly what fits, a short one is refused whole', async () => {
+    const opened = await engine.fresh();
+    const store = opened.store;
+    store.accounts.set('u', accountFromSeed({ apiKey: 'sk-contract-tx', userId: 'u', credits: 7, apiQuota: 3 }));
+    const ledger = new Ledger(store);
+    const read = () => store.accounts.get('u')!;
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => ledger.hold(read(), 'credits', 1, `tx-${i}`, 'test').then((r) => (r.charged ? 'charged' : 'existing'), (e: unknown) => (e instanceof InsufficientBalance ? `short:${e.available}` : String(e)))),
+    );
+    expect(outcomes.filter((o) => o === 'charged')).toHaveLength(7);
+    expect(outcomes.filter((o) => o === 'short:0')).toHaveLength(5);
+    expect(read().credits).toBe(0);
+    // A hold larger than the balance takes nothing and records nothing.
+    await expect(ledger.hold(read(), 'quota', 4, 'too-big', 'test')).rejects.toMatchObject({ needed: 4, available: 3 });
+    expect(read().apiQuota).toBe(3);
+    expect(store.ledger.get('too-big')).toBeUndefined();
+    // One refId held at once from several calls: charged once.
+    const same = await Promise.all([1, 2, 3].map(() => ledger.hold(read(), 'quota', 2, 'same', 'test')));
+    expect(same.filter((r) => r.charged)).toHaveLength(1);
+    expect(read().apiQuota).toBe(1);
+    // Released twice: refunded once; what a reopened store holds agrees.
+    expect([ledger.release('same'), ledger.release('same')]).toEqual([true, false]);
+    ledger.commit('tx-0');
+    await store.flush?.();
+    expect(read().apiQuota).toBe(3);
+    if (opened.reopen) {
+      await opened.close();
+      const again = await opened.reopen();
+      expect(again.accounts.get('u')).toMatchObject({ credits: 0, apiQuota: 3 });
+      expect(again.ledger.get('same')!.state).toBe('released');
+      expect(again.ledger.get('tx-0')!.state).toBe('committed');
+      expect([...again.ledger.values()].filter((e) => e.state !== 'released')).toHaveLength(7);
+      await again.close();
+    } else await opened.close();
   });
 
   it.runIf(available)('the server on it: realtime (with a resume), sync TTS and a TTS job work, each charged once', { timeout: 60_000 }, async () => {
@@ -157,7 +193,7 @@ describe.each(ENGINES.filter(([, engine]) => engine === pglite || engine === pos
     oddValues.delete('plain');
     store.accounts.set('u', accountFromSeed({ apiKey: 'sk-contract-reopen', userId: 'u', credits: 100 }));
     const ledger = new Ledger(store);
-    ledger.hold(store.accounts.get('u')!, 'credits', 30, 'ref-1', 'test');
+    await ledger.hold(store.accounts.get('u')!, 'credits', 30, 'ref-1', 'test');
     ledger.commit('ref-1');
     await store.flush();
     if (engine === pglite) {
@@ -259,7 +295,7 @@ describe('shared store contract: PostgreSQL' + (DATABASE_URL ? '' : ' (skipped: 
       // Interleaved: each process charges from the balance it last saw, and writes while the other does.
       for (let i = 0; i < 40; i++) {
         const which = i % 2;
-        ledgers[which]!.hold(stores[which]!.accounts.get('u')!, 'credits', 7, `ref-${i}`, 'test');
+        void ledgers[which]!.hold(stores[which]!.accounts.get('u')!, 'credits', 7, `ref-${i}`, 'test');
         if (i % 5 === 0) await stores[1 - which]!.flush();
       }
       await Promise.all([a.flush(), b.flush()]);
@@ -276,6 +312,23 @@ describe('shared store contract: PostgreSQL' + (DATABASE_URL ? '' : ' (skipped: 
       expect(third.accounts.get('u')!.credits).toBe(10_000 - 39 * 7);
       expect([...third.ledger.values()].filter((e) => e.state !== 'released')).toHaveLength(39);
       await third.close();
+      // Both release one hold at once, neither having read the other's: the database refunds it once,
+      // and the process whose release came second has its view corrected.
+      expect([ledgers[0]!.release('ref-2'), ledgers[1]!.release('ref-2')]).toEqual([true, true]);
+      await Promise.all([a.flush(), b.flush()]);
+      await Promise.all([a.sync(), b.sync()]);
+      expect(a.accounts.get('u')!.credits).toBe(10_000 - 38 * 7);
+      expect(b.accounts.get('u')!.credits).toBe(10_000 - 38 * 7);
+      // A commit racing a release: the release stands on both.
+      ledgers[0]!.commit('ref-3');
+      ledgers[1]!.release('ref-3');
+      await Promise.all([a.flush(), b.flush()]);
+      await Promise.all([a.sync(), b.sync()]);
+      const fourth = await PostgresStore.open(DATABASE_URL!, { schema: schemaOf(a) });
+      expect(fourth.accounts.get('u')!.credits).toBe(10_000 - 37 * 7);
+      expect(fourth.ledger.get('ref-3')!.state).toBe('released');
+      expect(fourth.ledger.get('ref-2')!.state).toBe('released');
+      await fourth.close();
     } finally {
       await b.close();
       await a.close();

@@ -262,7 +262,7 @@ describe(`a task on a store shared by several processes${SKIPPED}`, () => {
 
     const dying = await start('dying', true);
     const account = dying.server.ctx.store.accounts.get('w')!;
-    const accepted = Array.from({ length: 8 }, (_, n) => dying.runner.create(account, { n }, { requestId: `req-${n}`, charge: { currency: 'credits', amount: 10 } }).taskId);
+    const accepted = await Promise.all(Array.from({ length: 8 }, async (_, n) => (await dying.runner.create(account, { n }, { requestId: `req-${n}`, charge: { currency: 'credits', amount: 10 } })).taskId));
     await new Promise((r) => setTimeout(r, 100));
     expect(accepted.every((id) => dying.runner.peek(id)!.state === 'processing')).toBe(true);
     await dying.store.flush();
@@ -273,7 +273,7 @@ describe(`a task on a store shared by several processes${SKIPPED}`, () => {
       // Two live processes race for the dead one's tasks (each looks every second).
       const [p, q] = await Promise.all([start('p', false), start('q', false)]);
       // And each creates tasks of its own meanwhile.
-      const own = [p, q].flatMap((s, i) => Array.from({ length: 5 }, (_, n) => s.runner.create(s.server.ctx.store.accounts.get('w')!, { n }, { requestId: `own-${i}-${n}`, charge: { currency: 'credits', amount: 10 } }).taskId));
+      const own = await Promise.all([p, q].flatMap((s, i) => Array.from({ length: 5 }, async (_, n) => (await s.runner.create(s.server.ctx.store.accounts.get('w')!, { n }, { requestId: `own-${i}-${n}`, charge: { currency: 'credits', amount: 10 } })).taskId)));
       const all = [...accepted, ...own];
       const deadline = Date.now() + 30_000;
       const ended = () => all.every((id) => [p, q].some((s) => s.runner.peek(id)?.state === 'succeeded'));

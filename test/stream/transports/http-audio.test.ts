@@ -20,9 +20,17 @@ describe('SegmentAudioAssembler', () => {
     const a = new SegmentAudioAssembler('pcm', { fallbackPcm: FALLBACK });
     const s1 = Buffer.from([1, 2, 3, 4, 5, 6]);
     const s2 = Buffer.from([7, 8, 9, 10, 11]); // odd: last byte dropped
-    expect(a.convert({ data: wavFile(s1), contentType: 'audio/wav' })).toEqual({ data: s1, pcm: PCM });
+    expect(a.convert({ data: wavFile(s1), contentType: 'audio/wav' })).toEqual({ data: s1, pcm: PCM, headerBytes: 0, declaredBytes: 6 });
     // The data size of the header says 5 bytes; a trailing junk byte after it is not audio.
     expect(a.convert({ data: Buffer.concat([wavFile(s2, PCM, true), Buffer.from([99])]), contentType: 'audio/wav' }).data).toEqual(Buffer.from([7, 8, 9, 10]));
+  });
+
+  it('a WAV file cut short of its declared data size: declaredBytes says the whole, so the shortfall shows', () => {
+    const a = new SegmentAudioAssembler('pcm', { fallbackPcm: FALLBACK });
+    const whole = wavFile(Buffer.from([1, 2, 3, 4, 5, 6]));
+    const converted = a.convert({ data: whole.subarray(0, whole.length - 2), contentType: 'audio/wav' });
+    expect(converted.data.length).toBe(4);
+    expect(converted.declaredBytes).toBe(6);
   });
 
   it('wav: one streaming header before the first audio, raw PCM after', () => {

@@ -11,6 +11,7 @@ import type { HttpTransportOptions } from '../../../src/stream/transports/http-b
 import { segmentRequestId, SyncTransport } from '../../../src/stream/transports/sync.js';
 import { createHttpTransport, HTTP_TRANSPORTS, splitRequestText } from '../../../src/stream/transports/http-transports.js';
 import type { SegmentResult, SegmentTransport } from '../../../src/transport.js';
+import { TONE_RATE } from '../../helpers/dialect.js';
 
 let server: ReferenceServer;
 let client: VoxpipeClient;
@@ -67,7 +68,7 @@ describe.each(makers)('%s transport', (name, make) => {
     // Chunks of a segment are contiguous and segments come in order.
     const order = chunks.map((c) => c.segmentId).filter((id, i, all) => i === 0 || all[i - 1] !== id);
     expect(order).toEqual(SEGMENTS.map((s) => s.segmentId));
-    for (const c of chunks) expect(c).toMatchObject({ format: 'pcm', sampleRate: 24_000, channels: 1, bitDepth: 16 });
+    for (const c of chunks) expect(c).toMatchObject({ format: 'pcm', sampleRate: TONE_RATE, channels: 1, bitDepth: 16 });
     for (const [i, s] of SEGMENTS.entries()) {
       const got = Buffer.concat(chunks.filter((c) => c.segmentId === s.segmentId).map((c) => c.data));
       expect(got.equals(await referencePcm(s.text))).toBe(true);
@@ -99,7 +100,7 @@ describe('sync transport', () => {
     const again = await speak(new SyncTransport({ client, voiceId, format: 'mp3', requestId: 'replay-stream' }));
     expect(credits()).toBe(before);
     expect(Buffer.concat(again.chunks.map((c) => c.data)).equals(Buffer.concat(first.chunks.map((c) => c.data)))).toBe(true);
-    expect(again.chunks[0]).toMatchObject({ format: 'mp3', sampleRate: 24_000, channels: 1 });
+    expect(again.chunks[0]).toMatchObject({ format: 'mp3', sampleRate: TONE_RATE, channels: 1 });
   });
 
   it('derives segment request ids within 128 characters', () => {

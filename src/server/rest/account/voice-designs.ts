@@ -121,7 +121,7 @@ async function createDesign(ctx: ServerContext, account: Account, body: DesignBo
   const designId = ctx.newId('vdesign');
   const credits = DESIGN_CREDITS_PER_CANDIDATE * DESIGN_CANDIDATES;
   const refId = `voice-design:${designId}`;
-  holdOr402(ctx, account, 'credits', credits, refId, `voice design ${designId}`);
+  await holdOr402(ctx, account, 'credits', credits, refId, `voice design ${designId}`);
   const candidates: StoredCandidate[] = [];
   try {
     for (const [i, params] of designCandidates(parameters, DESIGN_CANDIDATES).entries()) {

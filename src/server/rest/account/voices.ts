@@ -124,7 +124,7 @@ async function cloneVoice(ctx: ServerContext, account: Account, request: CloneRe
   const language = languageOr400(fields.language);
   const voiceId = newVoiceId(ctx);
   const refId = `voice-clone:${voiceId}`;
-  holdOr402(ctx, account, 'credits', CLONE_CREDITS, refId, `voice clone ${voiceId}`);
+  await holdOr402(ctx, account, 'credits', CLONE_CREDITS, refId, `voice clone ${voiceId}`);
   try {
     const bytes = upload ?? (await fetchReferenceAudio(fields.audioUrl!, { allowPrivate: ctx.allowPrivateUrls }));
     const analysis = analyzeVoice(await decodeAudio(bytes, { ffmpeg: mediaToolsOf(ctx).ffmpeg }), language);
@@ -168,15 +168,30 @@ function deleteView(voice: StoredVoice): Record<string, unknown> {
 }
 
 export function voiceRoutes(ctx: ServerContext, idempotency: IdempotencyStore): RouteDef<never, never>[] {
-  const listHandler = ({ account, query }: RouteContext<unknown, VoiceListQuery>) => {
+  const listHandler = ({ account, query, url }: RouteContext<unknown, VoiceListQuery>) => {
     const all = listVoices(ctx, account, query);
-    if (ctx.dialect.voicesPaging === 'page') {
-      const pageSize = query.pageSize ?? 20;
+    // How a list is paged is the deployment's choice (spec 4.8: "response fields and filters: not shown"); the dialect picks it.
+    const max = ctx.dialect.wire.maxPageSize;
+    const paging = ctx.dialect.voicesPaging;
+    if (paging === 'page') {
+      const pageSize = Math.min(query.pageSize ?? 20, max);
       const number = query.page ?? 1;
       return { json: { data: all.slice((number - 1) * pageSize, number * pageSize), page: number, pageSize, total: all.length } };
     }
-    const page = all.slice(query.offset, query.offset + query.limit);
-    return { json: { data: page, pagination: { limit: query.limit, offset: query.offset, hasMore: query.offset + query.limit < all.length, total: all.length } } };
+    if (paging === 'cursor' || paging === 'next-link') {
+      // An opaque cursor (the offset, encoded) or a link to the next page; no total, no hasMore.
+      const cursor = url?.searchParams.get('cursor');
+      const offset = cursor ? Number(Buffer.from(cursor, 'base64url').toString('utf8').replace(/^o/, '')) || 0 : 0;
+      const size = Math.min(query.limit, max);
+      const next = offset + size < all.length ? Buffer.from(`o${offset + size}`).toString('base64url') : null;
+      const data = all.slice(offset, offset + size);
+      if (paging === 'cursor') return { json: { data, next_cursor: next } };
+      const link = next === null ? null : `${VOICES_PATH}?${new URLSearchParams({ ...Object.fromEntries(url?.searchParams ?? []), cursor: next }).toString()}`;
+      return { json: { data, links: { next: link === null ? null : `${ctx.urls.rootUrl}${link}` } } };
+    }
+    const limit = Math.min(query.limit, max);
+    const page = all.slice(query.offset, query.offset + limit);
+    return { json: { data: page, pagination: { limit, offset: query.offset, hasMore: query.offset + limit < all.length, total: all.length } } };
   };
   const cloneHandler = async (route: RouteContext<CloneBody | undefined, unknown>) => {
     const request = await readCloneRequest(route);

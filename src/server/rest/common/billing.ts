@@ -35,9 +35,9 @@ export function ttsCredits(text: string): number {
  * short balance into 402 `insufficient_credits` with the needed and available
  * amounts as extra properties.
  */
-export function holdOr402(ctx: ServerContext, account: Account, currency: Currency, amount: number, refId: string, reason: string): HoldResult {
+export async function holdOr402(ctx: ServerContext, account: Account, currency: Currency, amount: number, refId: string, reason: string): Promise<HoldResult> {
   try {
-    return ctx.ledger.hold(account, currency, amount, refId, reason);
+    return await ctx.ledger.hold(account, currency, amount, refId, reason);
   } catch (err) {
     if (err instanceof InsufficientBalance) {
       throw new HttpError(402, ApiErrorCode.insufficientCredits, err.message, { currency: err.currency, needed: err.needed, available: err.available });
@@ -50,20 +50,21 @@ export function holdOr402(ctx: ServerContext, account: Account, currency: Curren
  * Keep only `keep` of the hold `refId` (partial delivery): the whole hold is
  * released and `keep` is held again under `<refId>:settled`. Both steps are
  * idempotent, so settling twice changes nothing more. Returns the amount now
- * charged.
+ * charged at once; the second hold completes in the background (`done`).
  */
-export function settle(ctx: ServerContext, account: Account, refId: string, keep: number): number {
+export function settle(ctx: ServerContext, account: Account, refId: string, keep: number): { charged: number; done: Promise<void> } {
   const entry = ctx.store.ledger.get(refId);
-  if (!entry) return 0;
+  if (!entry) return { charged: 0, done: Promise.resolve() };
   if (keep >= entry.amount) {
     ctx.ledger.commit(refId);
-    return entry.amount;
+    return { charged: entry.amount, done: Promise.resolve() };
   }
   ctx.ledger.release(refId);
-  if (keep <= 0) return 0;
-  const settled = ctx.ledger.hold(account, entry.currency, keep, `${refId}:settled`, `${entry.reason} (partial delivery)`);
-  ctx.ledger.commit(settled.entry.refId);
-  return keep;
+  if (keep <= 0) return { charged: 0, done: Promise.resolve() };
+  const done = ctx.ledger.hold(account, entry.currency, keep, `${refId}:settled`, `${entry.reason} (partial delivery)`).then((settled) => {
+    ctx.ledger.commit(settled.entry.refId);
+  });
+  return { charged: keep, done };
 }
 
 /** Remaining API quota as reported by `quota_remaining` and `X-OpenAPI-Quota-Remaining`. */

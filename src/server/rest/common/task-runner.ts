@@ -78,6 +78,8 @@ export interface TaskOutcome<R> {
   result: R;
   /** Set when part of the work failed: the task ends `partial` and keeps only `keepAmount` of its charge. */
   partial?: { errorCode: string; errorMessage: string; keepAmount: number };
+  /** What a succeeded task costs when it is less than its hold (the rest is given back). */
+  charge?: number;
 }
 
 export interface TaskWorkerContext<I, R> {
@@ -294,12 +296,12 @@ export class TaskRunner<I, R> {
    * Create a task for `account`, pre-deducting `charge` under `job:<taskId>`
    * (402 when short), and schedule its worker. Returns the pending task.
    */
-  create(account: Account, input: I, options: CreateTaskOptions): Task<I, R> {
+  async create(account: Account, input: I, options: CreateTaskOptions): Promise<Task<I, R>> {
     const taskId = this.#ctx.newId(this.#idPrefix);
     let charge: TaskCharge | null = null;
     if (options.charge) {
       const refId = `job:${taskId}`;
-      holdOr402(this.#ctx, account, options.charge.currency, options.charge.amount, refId, options.charge.reason ?? `${this.type} task ${taskId}`);
+      await holdOr402(this.#ctx, account, options.charge.currency, options.charge.amount, refId, options.charge.reason ?? `${this.type} task ${taskId}`);
       charge = { currency: options.charge.currency, amount: options.charge.amount, refId };
     }
     const task: Task<I, R> = {
@@ -459,13 +461,21 @@ export class TaskRunner<I, R> {
       task.state = TaskState.partial;
       task.errorCode = outcome.partial.errorCode;
       task.errorMessage = outcome.partial.errorMessage;
-      if (task.charge) task.creditsCharged = settle(this.#ctx, account, task.charge.refId, outcome.partial.keepAmount);
+      if (task.charge) task.creditsCharged = this.#settle(account, task.charge.refId, outcome.partial.keepAmount);
     } else {
       task.state = TaskState.succeeded;
-      if (task.charge) this.#ctx.ledger.commit(task.charge.refId);
+      if (task.charge && outcome.charge !== undefined && outcome.charge < task.charge.amount) task.creditsCharged = this.#settle(account, task.charge.refId, outcome.charge);
+      else if (task.charge) this.#ctx.ledger.commit(task.charge.refId);
     }
     this.#tasks.set(task.taskId, task);
     this.#terminal(task);
+  }
+
+  /** Keep `keep` of the hold (`settle`); the amount charged now. */
+  #settle(account: Account, refId: string, keep: number): number {
+    const { charged, done } = settle(this.#ctx, account, refId, keep);
+    done.catch((err: unknown) => this.#ctx.log(`${this.type}: settling ${refId} at ${keep}`, err));
+    return charged;
   }
 
   #terminal(task: Task<I, R>): void {

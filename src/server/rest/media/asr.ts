@@ -182,7 +182,7 @@ export function asrFamily(ctx: ServerContext, idempotency: IdempotencyStore): As
       estimate = audio.durationSeconds;
     }
     const input: AsrInput = { audioUrl, model: model.id, language, languageHints: body.languageHints ?? [], durationSeconds: body.durationSeconds };
-    const task = runner.create(account, input, { charge: { currency: 'credits', amount: asrCredits(estimate), reason: `asr task ${model.id}` }, requestId: c.requestId });
+    const task = await runner.create(account, input, { charge: { currency: 'credits', amount: asrCredits(estimate), reason: `asr task ${model.id}` }, requestId: c.requestId });
     if (audio) measured.set(task.taskId, audio);
     return task;
   }

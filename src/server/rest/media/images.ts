@@ -186,7 +186,7 @@ export function imageFamily(ctx: ServerContext, files: MediaFiles, idempotency: 
     },
   });
 
-  function create(c: RouteContext<unknown, unknown>, input: ImageInput, m: ImageModel): ImageTask {
+  function create(c: RouteContext<unknown, unknown>, input: ImageInput, m: ImageModel): Promise<ImageTask> {
     return runner.create(c.account, input, { charge: { currency: 'quota', amount: m.quotaPerImage, reason: `image ${m.id}` }, requestId: c.requestId });
   }
 

@@ -20,11 +20,12 @@
  */
 import { z } from 'zod';
 import type { ServerContext } from '../../context.js';
-import { badRequest } from '../../http/errors.js';
+import { badRequest, HttpError } from '../../http/errors.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../../http/router.js';
 import { lipSync } from '../../media-engines/lipsync-engine.js';
 import { isStillImage, probeBytes, type MediaProbe } from '../../media-engines/probe.js';
 import { hasFfmpeg, mediaToolsOf } from '../../media-engines/tools.js';
+import { PublicUrlErrorKind } from '../../net/public-url.js';
 import type { Account } from '../../store/types.js';
 import { idempotencyKeyOf, type IdempotencyStore } from '../common/idempotency.js';
 import { TaskFailure, TaskRunner, type Task } from '../common/task-runner.js';
@@ -73,6 +74,13 @@ export interface LipSyncInput {
   audioUrl: string;
   /** Length of the result (the audio's, or the shorter `durationSeconds` asked for). */
   durationSeconds: number;
+  /**
+   * Set when an input host did not resolve at create: the inputs are fetched
+   * by the worker, `durationSeconds` is then the most the task may last (what
+   * was asked, or the model's limit, and what was held), and the worker
+   * charges the length it makes (the rest is given back).
+   */
+  deferred?: { maxSeconds: number; askedSeconds: number | null; quotaPerSecond: number };
 }
 
 export interface LipSyncResult {
@@ -80,6 +88,8 @@ export interface LipSyncResult {
   bytes: number;
   width: number;
   height: number;
+  /** Length made, when the inputs were fetched by the worker (`LipSyncInput.deferred`). */
+  durationSeconds?: number;
 }
 
 export type LipSyncTask = Task<LipSyncInput, LipSyncResult>;
@@ -167,9 +177,9 @@ export function lipSyncJobData(ctx: ServerContext, task: LipSyncTask) {
     videoUrl: i.videoUrl,
     imageUrl: i.imageUrl,
     audioUrl: i.audioUrl,
-    durationSeconds: i.durationSeconds,
+    durationSeconds: r?.durationSeconds ?? i.durationSeconds,
     resultUrl,
-    result: resultUrl && r ? { url: resultUrl, videoUrl: resultUrl, contentType: 'video/mp4', durationSeconds: i.durationSeconds, width: r.width, height: r.height, bytes: r.bytes, hasAudio: true } : null,
+    result: resultUrl && r ? { url: resultUrl, videoUrl: resultUrl, contentType: 'video/mp4', durationSeconds: r.durationSeconds ?? i.durationSeconds, width: r.width, height: r.height, bytes: r.bytes, hasAudio: true } : null,
     ...taskMeta(task),
   };
 }
@@ -185,7 +195,7 @@ export function lipSyncTaskView(ctx: ServerContext, task: LipSyncTask) {
     imageUrl: i.imageUrl,
     referenceImageUrl: i.referenceImageUrl,
     audioUrl: i.audioUrl,
-    durationSeconds: i.durationSeconds,
+    durationSeconds: task.result?.durationSeconds ?? i.durationSeconds,
     resultVideoUrl: resultFileUrl(ctx, task),
     ...taskMeta(task),
   };
@@ -272,7 +282,28 @@ export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency
     const visualUrl = await checkUrlField(ctx, visualField, (r.videoUrl ?? r.imageUrl)!);
     const audioUrl = await checkUrlField(ctx, r.fields.audio, r.audioUrl);
     const referenceImageUrl = r.referenceImageUrl === undefined ? null : await checkUrlField(ctx, 'referenceImageUrl', r.referenceImageUrl);
-    const inputs = await fetchInputs(r, visualUrl, audioUrl, tools.ffprobe);
+    let inputs: (Fetched & { audioSeconds: number }) | undefined;
+    try {
+      inputs = await fetchInputs(r, visualUrl, audioUrl, tools.ffprobe);
+    } catch (err) {
+      // A public host that does not resolve right now is accepted, as on the other
+      // media routes: the worker fetches, and the task fails (refunded) if it still does not.
+      if (!(err instanceof HttpError && err.extra['reason'] === PublicUrlErrorKind.unresolvable)) throw err;
+    }
+    if (!inputs) {
+      const most = Math.min(r.durationSeconds ?? m.maxSeconds, m.maxSeconds);
+      const input: LipSyncInput = {
+        model: m.id,
+        inputMode: r.inputMode,
+        videoUrl: r.inputMode === InputMode.video ? visualUrl : null,
+        imageUrl: r.inputMode === InputMode.image ? visualUrl : null,
+        referenceImageUrl,
+        audioUrl,
+        durationSeconds: most,
+        deferred: { maxSeconds: m.maxSeconds, askedSeconds: r.durationSeconds ?? null, quotaPerSecond: m.quotaPerSecond },
+      };
+      return runner.create(account, input, { charge: { currency: 'quota', amount: perSecondQuota(most, m.quotaPerSecond), reason: `lip-sync ${m.id}` }, requestId: c.requestId });
+    }
     if (inputs.audioSeconds > m.maxSeconds && (r.durationSeconds === undefined || r.durationSeconds > m.maxSeconds)) {
       throw unprocessable(r.fields.audio, `lasts ${inputs.audioSeconds.toFixed(1)} s; model ${m.id} makes at most ${m.maxSeconds} s (set durationSeconds to cut it)`);
     }
@@ -286,7 +317,7 @@ export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency
       audioUrl,
       durationSeconds,
     };
-    const task = runner.create(account, input, { charge: { currency: 'quota', amount: perSecondQuota(durationSeconds, m.quotaPerSecond), reason: `lip-sync ${m.id}` }, requestId: c.requestId });
+    const task = await runner.create(account, input, { charge: { currency: 'quota', amount: perSecondQuota(durationSeconds, m.quotaPerSecond), reason: `lip-sync ${m.id}` }, requestId: c.requestId });
     fetched.set(task.taskId, { visual: inputs.visual, visualProbe: inputs.visualProbe, audio: inputs.audio });
     return task;
   }
@@ -302,7 +333,7 @@ export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency
       const tools = mediaToolsOf(ctx);
       if (!hasFfmpeg(tools)) throw new TaskFailure(MediaErrorCode.generationFailed, 'lip-sync is no longer available on this server (ffmpeg missing)');
       if (!inputs) {
-        // Created by another process sharing the store: fetch again.
+        // Created by another process sharing the store, or with a host that did not resolve then: fetch now.
         const visualUrl = (i.videoUrl ?? i.imageUrl)!;
         const [visual, audio] = await Promise.all([fetchForTask(ctx, 'visual input', visualUrl, { maxBytes: LIPSYNC_INPUT_MAX_BYTES, signal }), fetchForTask(ctx, 'audioUrl', i.audioUrl, { maxBytes: LIPSYNC_INPUT_MAX_BYTES, signal })]);
         try {
@@ -311,10 +342,27 @@ export function lipSyncFamily(ctx: ServerContext, files: MediaFiles, idempotency
           throw new TaskFailure(MediaErrorCode.unprocessable, `the visual input is not readable media (${(err as Error).message})`);
         }
       }
+      let durationSeconds = i.durationSeconds;
+      let charge: number | undefined;
+      if (i.deferred) {
+        // What create would have checked, now that the inputs are here.
+        const audioSeconds = await probeBytes(tools.ffprobe, inputs.audio, signal).then(
+          (p) => (p.audio ? p.durationSeconds : undefined),
+          () => undefined,
+        );
+        if (!audioSeconds) throw new TaskFailure(MediaErrorCode.unprocessable, 'audioUrl holds no audio track');
+        if (audioSeconds > i.deferred.maxSeconds && (i.deferred.askedSeconds === null || i.deferred.askedSeconds > i.deferred.maxSeconds)) {
+          throw new TaskFailure(MediaErrorCode.unprocessable, `audioUrl lasts ${audioSeconds.toFixed(1)} s; model ${i.model} makes at most ${i.deferred.maxSeconds} s (set durationSeconds to cut it)`);
+        }
+        durationSeconds = Math.round(Math.min(audioSeconds, i.deferred.askedSeconds ?? Infinity, i.deferred.maxSeconds) * 1000) / 1000;
+        charge = perSecondQuota(durationSeconds, i.deferred.quotaPerSecond);
+      }
       try {
-        const out = await lipSync({ ffmpeg: tools.ffmpeg, visual: inputs.visual, visualProbe: inputs.visualProbe, still: i.inputMode === InputMode.image || isStillImage(inputs.visualProbe), audio: inputs.audio, durationSeconds: i.durationSeconds, signal });
+        const out = await lipSync({ ffmpeg: tools.ffmpeg, visual: inputs.visual, visualProbe: inputs.visualProbe, still: i.inputMode === InputMode.image || isStillImage(inputs.visualProbe), audio: inputs.audio, durationSeconds, signal });
         const file = files.put(task.userId, 'video/mp4', `${task.taskId}.mp4`, out.mp4);
-        return { result: { fileId: file.id, bytes: out.mp4.length, width: out.width, height: out.height } };
+        const result: LipSyncResult = { fileId: file.id, bytes: out.mp4.length, width: out.width, height: out.height };
+        if (i.deferred) result.durationSeconds = durationSeconds;
+        return charge === undefined ? { result } : { result, charge };
       } catch (err) {
         throw engineFailure(err, 'lip-sync');
       }

@@ -220,7 +220,7 @@ export function videoFamily(ctx: ServerContext, files: MediaFiles, idempotency: 
     if (!hasFfmpeg(mediaToolsOf(ctx))) throw unavailable('video generation', 'ffmpeg is not installed (on Debian: apt-get install ffmpeg)');
   }
 
-  function create(c: RouteContext<unknown, unknown>, input: VideoInput, m: VideoModel): VideoTask {
+  function create(c: RouteContext<unknown, unknown>, input: VideoInput, m: VideoModel): Promise<VideoTask> {
     return runner.create(c.account, input, { charge: { currency: 'quota', amount: perSecondQuota(input.seconds, m.quotaPerSecond), reason: `video ${m.id}` }, requestId: c.requestId });
   }
 

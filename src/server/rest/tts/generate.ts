@@ -35,7 +35,7 @@ export function generationFailed(err: unknown): HttpError {
  */
 export async function generateCharged(ctx: ServerContext, account: Account, params: TtsParams, refId: string): Promise<Generated> {
   const credits = ttsCredits(params.text);
-  holdOr402(ctx, account, 'credits', credits, refId, `tts ${params.model.id}`);
+  await holdOr402(ctx, account, 'credits', credits, refId, `tts ${params.model.id}`);
   try {
     const { file } = await synthesizeFile(ctx, params.text, params.format, { voice: engineVoiceOf(params), speed: params.speed });
     ctx.ledger.commit(refId);

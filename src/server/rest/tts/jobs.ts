@@ -43,7 +43,7 @@ const IDEMPOTENCY_DOC = { name: 'Idempotency-Key', required: false, description:
 
 export function jobRoutes(ctx: ServerContext, runner: TaskRunner<TtsJobInput, TtsJobResult>, idempotency: IdempotencyStore): RouteDef<never, never>[] {
   /** Validate, pre-deduct and schedule. */
-  function createTask(c: RouteContext<JobBody, unknown>): TtsTask {
+  function createTask(c: RouteContext<JobBody, unknown>): Promise<TtsTask> {
     const { account, body } = c;
     if (body.modelId !== undefined && body.engineModelId !== undefined && body.modelId !== body.engineModelId) {
       throw badRequest('modelId and engineModelId disagree; send one of them');
@@ -69,7 +69,7 @@ export function jobRoutes(ctx: ServerContext, runner: TaskRunner<TtsJobInput, Tt
   }
 
   const created = (c: RouteContext<JobBody, unknown>, scope: string, reply: (task: TtsTask) => unknown) =>
-    idempotency.run(c.account, scope, idempotencyKeyOf(c.req.headers), c.body, async () => ({ status: 202, json: reply(createTask(c)) }));
+    idempotency.run(c.account, scope, idempotencyKeyOf(c.req.headers), c.body, async () => ({ status: 202, json: reply(await createTask(c)) }));
 
   const createErrors = errorResponses(400, 401, 402, 403, 409, 422);
   const readErrors = errorResponses(400, 401, 403, 404);

@@ -27,7 +27,7 @@ describe('TaskRunner', () => {
     const { worker, gates, started } = controlledWorker();
     const runner = new TaskRunner(t.ctx, { type: 'unit-ok', worker, startDelayMs: 0 });
     const account = t.account();
-    const task = runner.create(account, 'input-a', { charge: { currency: 'credits', amount: 30 }, requestId: 'req_1' });
+    const task = await runner.create(account, 'input-a', { charge: { currency: 'credits', amount: 30 }, requestId: 'req_1' });
     expect(task.state).toBe(TaskState.pending);
     expect(task.charge).toEqual({ currency: 'credits', amount: 30, refId: `job:${task.taskId}` });
     expect(account.credits).toBe(70);
@@ -43,18 +43,14 @@ describe('TaskRunner', () => {
     expect(taskRunnerOf(t.ctx, 'unit-ok')).toBe(runner);
   });
 
-  it('402 when the balance is short: no task, nothing held', () => {
+  it('402 when the balance is short: no task, nothing held', async () => {
     const t = testContext();
     const runner = new TaskRunner(t.ctx, { type: 'unit-402', worker: controlledWorker().worker });
     const account = t.account({ credits: 5 });
-    const err = (() => {
-      try {
-        runner.create(account, 'x', { charge: { currency: 'credits', amount: 6 }, requestId: 'r' });
-      } catch (e) {
-        return e;
-      }
-      return undefined;
-    })();
+    const err = await runner.create(account, 'x', { charge: { currency: 'credits', amount: 6 }, requestId: 'r' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(HttpError);
     expect((err as HttpError).status).toBe(402);
     expect((err as HttpError).extra).toMatchObject({ needed: 6, available: 5 });
@@ -74,7 +70,7 @@ describe('TaskRunner', () => {
     };
     const runner = new TaskRunner(t.ctx, { type: 'unit-fail', worker, startDelayMs: 0 });
     const account = t.account();
-    const task = runner.create(account, 'x', { charge: { currency: 'credits', amount: 40 }, requestId: 'r' });
+    const task = await runner.create(account, 'x', { charge: { currency: 'credits', amount: 40 }, requestId: 'r' });
     expect(account.credits).toBe(60);
     const done = await runner.settled(task.taskId);
     expect(done).toMatchObject({ state: TaskState.failed, errorCode: 'generation_failed', errorMessage: 'engine broke', refunded: true, creditsCharged: 0 });
@@ -97,7 +93,7 @@ describe('TaskRunner', () => {
       },
     });
     const account = t.account();
-    const task = runner.create(account, 'x', { charge: { currency: 'credits', amount: 10 }, requestId: 'r' });
+    const task = await runner.create(account, 'x', { charge: { currency: 'credits', amount: 10 }, requestId: 'r' });
     const done = await runner.settled(task.taskId);
     expect(done).toMatchObject({ state: TaskState.failed, errorCode: 'internal_error' });
     expect(account.credits).toBe(100);
@@ -110,7 +106,7 @@ describe('TaskRunner', () => {
     const { worker, gates } = controlledWorker();
     const runner = new TaskRunner(t.ctx, { type: 'unit-partial', worker, startDelayMs: 0 });
     const account = t.account();
-    const task = runner.create(account, 'x', { charge: { currency: 'credits', amount: 50 }, requestId: 'r' });
+    const task = await runner.create(account, 'x', { charge: { currency: 'credits', amount: 50 }, requestId: 'r' });
     await waitFor(() => gates.length === 1);
     gates[0]!.resolve({ result: 'some', partial: { errorCode: 'generation_failed', errorMessage: '1 of 2 failed', keepAmount: 20 } });
     const done = await runner.settled(task.taskId);
@@ -128,7 +124,7 @@ describe('TaskRunner', () => {
     const { worker, gates } = controlledWorker();
     const runner = new TaskRunner(t.ctx, { type: 'unit-final', worker, startDelayMs: 0 });
     const account = t.account();
-    const task = runner.create(account, 'x', { charge: { currency: 'credits', amount: 10 }, requestId: 'r' });
+    const task = await runner.create(account, 'x', { charge: { currency: 'credits', amount: 10 }, requestId: 'r' });
     await waitFor(() => gates.length === 1);
     gates[0]!.resolve({ result: 'ok' });
     await runner.settled(task.taskId);
@@ -145,10 +141,10 @@ describe('TaskRunner', () => {
     const b = t.account();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      ids.push(runner.create(a, `a${i}`, { requestId: 'r' }).taskId);
+      ids.push((await runner.create(a, `a${i}`, { requestId: 'r' })).taskId);
       t.advance(1000);
     }
-    const bTask = runner.create(b, 'b0', { requestId: 'r' });
+    const bTask = await runner.create(b, 'b0', { requestId: 'r' });
     expect(() => runner.get(a, bTask.taskId)).toThrow(HttpError);
     expect(runner.list(a).map((x) => x.taskId)).toEqual([ids[2], ids[1], ids[0]]);
     expect(runner.list(a, { createdAfter: runner.get(a, ids[0]!).createdAt }).map((x) => x.taskId)).toEqual([ids[2], ids[1]]);
@@ -169,7 +165,7 @@ describe('TaskRunner', () => {
         }),
     });
     const account = t.account();
-    const task = runner.create(account, 'x', { charge: { currency: 'credits', amount: 25 }, requestId: 'r' });
+    const task = await runner.create(account, 'x', { charge: { currency: 'credits', amount: 25 }, requestId: 'r' });
     await waitFor(() => runner.get(account, task.taskId).state === TaskState.processing);
     await runner.close();
     expect(runner.get(account, task.taskId)).toMatchObject({ state: TaskState.failed, errorCode: 'aborted' });
@@ -181,13 +177,13 @@ describe('TaskRunner', () => {
     const account = t.account();
     // Process 1 accepts a task and exits before it starts: close() leaves it pending.
     const first = new TaskRunner<string, string>(t.ctx, { type: 'unit-recover', startDelayMs: 60_000, worker: controlledWorker().worker });
-    const pending = first.create(account, 'p', { charge: { currency: 'credits', amount: 10 }, requestId: 'r1' });
+    const pending = await first.create(account, 'p', { charge: { currency: 'credits', amount: 10 }, requestId: 'r1' });
     await first.close();
     expect(first.peek(pending.taskId)!.state).toBe(TaskState.pending);
     // Process 2 starts it again and accepts another; both are mid-work when it is killed (never closed).
     const hanging = controlledWorker();
     const second = new TaskRunner<string, string>(t.ctx, { type: 'unit-recover', startDelayMs: 0, worker: hanging.worker });
-    const processing = second.create(account, 'x', { charge: { currency: 'credits', amount: 20 }, requestId: 'r2' });
+    const processing = await second.create(account, 'x', { charge: { currency: 'credits', amount: 20 }, requestId: 'r2' });
     await waitFor(() => hanging.started.length === 2);
     expect(second.peek(processing.taskId)!.state).toBe(TaskState.processing);
     expect(second.active).toBe(2);
@@ -224,7 +220,7 @@ describe('TaskRunner', () => {
     const { worker, gates } = controlledWorker();
     const runner = new TaskRunner(t.ctx, { type: 'unit-idle', worker, startDelayMs: 0 });
     await runner.idle();
-    const task = runner.create(t.account(), 'a', { requestId: 'r' });
+    const task = await runner.create(t.account(), 'a', { requestId: 'r' });
     let idle = false;
     void runner.idle().then(() => (idle = true));
     await waitFor(() => gates.length === 1);
@@ -245,7 +241,7 @@ describe('TaskRunner', () => {
     runner.onTerminal.push((task) => {
       calls.push(task.state);
     });
-    const task = runner.create(t.account(), 'x', { requestId: 'r' });
+    const task = await runner.create(t.account(), 'x', { requestId: 'r' });
     expect((await runner.settled(task.taskId)).state).toBe(TaskState.succeeded);
     expect(calls).toEqual(['succeeded']);
     expect(t.logs.map((l) => l.where)).toEqual(['task completion hook failed']);

@@ -65,6 +65,34 @@ describe('input URLs on a server without allowPrivateUrls', () => {
     expect(balances(server, userId).credits).toBe(1_000_000);
   });
 
+  it.skipIf(!HAS_FFMPEG)('lip-sync accepts a public host that does not resolve right now, as the other media routes do; the task then fails with an errorCode, refunded once (needs ffmpeg)', async () => {
+    const { key, userId } = newAccount(server);
+    const created = [
+      await call('POST', `${server.baseUrl}/media/lip-sync/jobs`, { key, body: { video_url: 'http://no-such-host.invalid/v.mp4', audio_url: 'http://no-such-host.invalid/a.wav' } }),
+      await call('POST', `${server.baseUrl}/lip-sync/tasks`, { key, body: { inputMode: 'image', imageUrl: 'https://no-such-host.invalid/f.png', audioUrl: 'https://no-such-host.invalid/a.wav', durationSeconds: 2 } }),
+    ];
+    expect(created.map((r) => r.status)).toEqual([202, 202]);
+    expect(balances(server, userId).quota).toBeLessThan(1_000_000);
+    const reads = [`${server.baseUrl}/media/lip-sync/jobs/${created[0]!.json.data.id as string}`, `${server.baseUrl}/lip-sync/tasks/${created[1]!.json.taskId as string}`];
+    const failed = async (url: string) => {
+      for (let i = 0; i < 400; i++) {
+        const res = await call('GET', url, { key });
+        const status = (res.json.data?.status ?? res.json.status) as string;
+        if (status === 'failed') return res.json.data ?? res.json;
+        if (status === 'completed' || status === 'succeeded') throw new Error(`${url} succeeded`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error(`${url} never failed`);
+    };
+    for (const url of reads) {
+      const task = (await failed(url)) as { errorCode?: string | null; error_code?: string | null };
+      expect(task.errorCode ?? task.error_code, url).toBe('media_fetch_failed');
+    }
+    expect(balances(server, userId).quota).toBe(1_000_000);
+    for (const url of reads) await call('GET', url, { key });
+    expect(balances(server, userId).quota).toBe(1_000_000);
+  });
+
   it('image jobs and tasks refuse private image_url and reference URLs with 400', async () => {
     const { key, userId } = newAccount(server);
     const local = inputs.url('/a.png');
