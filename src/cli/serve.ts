@@ -5,7 +5,7 @@
  * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
  */
 import { readFile } from 'node:fs/promises';
-import { describeDialect, dialectOf, type DialectName } from '../server/dialect.js';
+import type { DialectName } from '../server/dialect.js';
 import type { AccountSeed } from '../server/index.js';
 import type { FaultPlan } from '../server/faults.js';
 import type { SqlStore } from '../server/store/sql.js';
@@ -64,8 +64,10 @@ export const command: CliCommand<Options> = {
 };
 
 /** A dialect's name, checked (a preset, or random:SEED...): a bad one is a usage error naming the choices. */
-function dialectName(value: string | undefined): DialectName | undefined {
+async function dialectName(value: string | undefined): Promise<DialectName | undefined> {
   if (value === undefined) return undefined;
+  // Loaded when serve runs: the drawn dialects' generators are not the parser's concern.
+  const { dialectOf } = await import('../server/dialect.js');
   try {
     return dialectOf(value).name;
   } catch (err) {
@@ -203,7 +205,7 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
   const rateLimit = numberOption(values.rateLimit, 'rate-limit', 0.01, 1_000_000);
   const engine = values.engine;
   // Where the spec leaves a point open, the dialect takes it one way (src/server/dialect.ts); default VOXPIPE_DIALECT, else reference.
-  const dialect = dialectName(values.dialect ?? (io.env['VOXPIPE_DIALECT'] || undefined));
+  const dialect = await dialectName(values.dialect ?? (io.env['VOXPIPE_DIALECT'] || undefined));
   let faults: FaultPlan | undefined;
   if (values.faults) faults = parseFaults(values.faults);
   // --ephemeral (a global option): in memory, which serve is unless told where to keep its state.
@@ -239,7 +241,7 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
   if (worker) worker.listening(line);
   else io.stdout.write(`${JSON.stringify(line)}\n`);
   if (worker && !worker.first) return waitForStop(server, store, io, signals, false);
-  note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${describeDialect(server.ctx.dialect.name)}`);
+  note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${(await import('../server/dialect.js')).describeDialect(server.ctx.dialect.name)}`);
   if (values.demo) note(io, `demo at ${server.rootUrl}/demo (open it in a browser; it speaks for the first account)`);
   // The public development key is no secret: say it (note() would redact it, as every key the server holds).
   if (values.accounts === undefined && apiKey === LOCAL_DEV_API_KEY) {

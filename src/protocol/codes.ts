@@ -150,6 +150,10 @@ export const LocalErrorCode = {
   addressInUse: 'address_in_use',
   /** Another process has the reference server's data directory open (one process per directory). */
   dataDirInUse: 'data_dir_in_use',
+  /** The reference server's database (`serve --database`) cannot be reached or refused the credentials. */
+  databaseUnavailable: 'database_unavailable',
+  /** The base URL answers, but not as a deployment of the service (404 on every route). */
+  notADeployment: 'not_a_deployment',
   /** A `finish` with reason error or timeout mid-request: the status route decides what comes next. */
   requestInterrupted: 'request_interrupted',
   /** A job lost to a lost response cannot be told apart on this deployment's list (`jobs.createOrRecover`). */
@@ -248,6 +252,8 @@ const KINDS = {
   output_unwritable: 'local',
   address_in_use: 'local',
   data_dir_in_use: 'local',
+  database_unavailable: 'local',
+  not_a_deployment: 'local',
   request_interrupted: 'transient',
   recovery_unavailable: 'request',
   no_result: 'request',
