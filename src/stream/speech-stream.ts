@@ -25,7 +25,7 @@ import { AbortError, VoxpipeError } from '../errors.js';
 import { CodeKind, LocalErrorCode } from '../protocol/codes.js';
 import { pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from '../transport.js';
-import { AudioLedger, type LedgerEntry, type SegmentLedger } from './ledger.js';
+import { AudioLedger, type LedgerEntry, type SegmentLedger } from '../splice.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
 
 /** Times of one segment, in ms since the stream was created (`performance.now()` based). */
@@ -502,7 +502,7 @@ export class SpeechStream extends Duplex {
    */
   #onAudio(chunk: AudioChunk): void {
     if (this.#interrupted || this.#fatal) return;
-    let entry: LedgerEntry;
+    let entry: LedgerEntry<AudioChunk>;
     try {
       entry = this.#ledger.accept(chunk);
     } catch (err) {
