@@ -713,9 +713,12 @@ export class ReliableMachine {
   /** Raw bytes of an attempt at a segment, to the listener's ledger (the one splice and header path). */
   #handOver(entry: JournalEntry, attempt: number, offset: number, data: Uint8Array): void {
     if (data.byteLength === 0) return;
+    const before = this.#port.audioOf(entry.segmentId).emittedBytes;
+    this.#port.emitAudio({ segmentId: entry.segmentId, attempt, offset, data, sequence: ++this.#outSequence });
+    // Progress is audio the listener did not have: a resume that only repeats what it heard resets no budget.
+    if (this.#port.audioOf(entry.segmentId).emittedBytes === before) return;
     this.#progressMade();
     this.#mark(entry, WaterfallStage.firstAudio);
-    this.#port.emitAudio({ segmentId: entry.segmentId, attempt, offset, data, sequence: ++this.#outSequence });
   }
 
   // ---------------------------------------------------------------- pacing
