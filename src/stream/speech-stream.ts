@@ -186,7 +186,7 @@ export class SpeechStream extends Duplex {
   #transport: SegmentTransport;
   #opened: Promise<ReadyInfo> | undefined;
   #ready: ReadyInfo | undefined;
-  /** Every segment's audio: what the listener gets, the header, the layout, the counts (`ledger.ts`). */
+  /** Every segment's audio: what the listener gets, the header, the layout, the counts (`AudioLedger`, `splice.ts`). */
   readonly #ledger = new AudioLedger();
   #nextIndex = 0;
   #pendingChars = 0;
@@ -493,7 +493,7 @@ export class SpeechStream extends Duplex {
   // ------------------------------------------------------------ readable side
 
   /**
-   * Every transport's audio goes through the one ledger (`ledger.ts`): it
+   * Every transport's audio goes through the one ledger (`AudioLedger`, `splice.ts`): it
    * decides what of a chunk the listener gets (after a failover, what of
    * the new attempt it had not heard, or a restart), the one header, and
    * the stream's layout (the first audio's own, which then wins over what
