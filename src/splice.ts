@@ -9,7 +9,34 @@
  * - `restart` (mp3, opus: frames cannot be cut at a byte): release the whole
  *   segment again, announced by a `discontinuity` naming how many bytes of it
  *   the listener had (and now hears again).
+ *
+ * And the one place that applies it: the audio ledger (`AudioLedger`), one
+ * `SegmentLedger` per segment. Every transport hands its audio over one way,
+ * raw bytes of a segment tagged with the attempt that carried them (a
+ * realtime connection or a stored file of the manifest, another transport
+ * after a failover); the ledger decides, once, whatever the transport and
+ * however many attempts a segment took (a resume and a failover are the same
+ * case: a new attempt at a segment):
+ *
+ * - the one stream header a listener gets (the first of a wav stream; a
+ *   header a later attempt brings is not audio): stripped here, once;
+ * - continue or restart: what of a new attempt the listener gets, and the
+ *   `discontinuity` a restart announces;
+ * - the layout, from the first audio (not from an announcement made before
+ *   it); PCM whose layout changes mid-stream cannot be one stream;
+ * - bytes: emitted, received per attempt, delivered to the reader (what
+ *   barge-in reports), and reconciled against what the transport says the
+ *   segment carries (`audio_incomplete`, never a silent shortfall).
+ *
+ * Pure bookkeeping: no clock, no I/O, no events, no Node APIs on the pcm and
+ * wav paths (the browser session keeps one too). The reliable machine keeps
+ * no byte counters of its own: it asks its ledger (`MachinePort.heardBytes`).
  */
+import { AudioIncompleteError, VoxpipeError } from './errors.js';
+import { frameBytes, type AudioFormat, type PcmInfo } from './protocol/audio.js';
+import { probeEncodedLayout } from './protocol/audio-probe.js';
+import { HttpAudioErrorCode } from './protocol/codes.js';
+import { wavHeaderLength } from './protocol/wav.js';
 
 /** What the listener gets when a segment was cut off mid-audio and is generated again. */
 export const PartialSegmentPolicy = {
@@ -57,4 +84,159 @@ export function splice<T extends Uint8Array>(cursor: SpliceCursor, payload: T, p
   const skip = Math.min(already - (already % frameBytes), payload.byteLength);
   // subarray of a Buffer is a Buffer.
   return { data: skip > 0 ? (payload.subarray(skip) as T) : payload };
+}
+
+/** What one segment's audio came to. */
+export class SegmentLedger {
+  readonly segmentId: string;
+  /** Every byte the listener got for the segment: the stream header and `restart` repeats included. */
+  emittedBytes = 0;
+  /** Audio bytes the listener has of the segment since its last restart (no header). */
+  audioBytes = 0;
+  /** Bytes of the current attempt received (no header). */
+  attemptBytes = 0;
+  /** Length of the stream header the current attempt began with (0: none). */
+  headerBytes = 0;
+  /** Bytes read by the consumer (the reader or `chunks()`). */
+  deliveredBytes = 0;
+  /** The tag of the current attempt, when the transport tags its audio. */
+  attempt: number | undefined;
+
+  constructor(segmentId: string) {
+    this.segmentId = segmentId;
+  }
+
+  /** Its audio had begun, on this attempt or an earlier one (a failover charges it again). */
+  get began(): boolean {
+    return this.emittedBytes > 0 || this.attemptBytes > 0;
+  }
+
+  /** A new attempt at the segment (a resumed connection, a stored file, another transport): its bytes count from 0 again. */
+  newAttempt(): void {
+    this.attemptBytes = 0;
+    this.headerBytes = 0;
+  }
+
+  /** Less than `expected` (what the transport says the segment carries): the error that says so. */
+  shortfall(expected: number | undefined, requestId: string | undefined): AudioIncompleteError | undefined {
+    if (expected === undefined || this.audioBytes >= expected) return undefined;
+    return new AudioIncompleteError(this.segmentId, expected, this.audioBytes, { requestId, retryable: true });
+  }
+}
+
+/** What the ledger takes: raw bytes of one attempt at a segment, in order, and what they are. */
+export interface LedgerChunk extends PcmInfo {
+  data: Uint8Array;
+  segmentId: string;
+  format: AudioFormat;
+  /**
+   * The attempt that carried the bytes, when the transport makes several
+   * (a realtime resume): a new tag starts a new attempt at the segment.
+   */
+  attempt?: number;
+}
+
+/** What the ledger made of one chunk. */
+export interface LedgerEntry<C extends LedgerChunk = LedgerChunk> {
+  /** What goes to the listener (may be empty: all of it was heard already). */
+  chunk: C;
+  /** The chunk restarted its segment: the bytes of it the listener had. */
+  restart?: { droppedBytes: number };
+  /** This chunk decided the stream's layout (the first audio). */
+  layout?: PcmInfo;
+}
+
+export interface AudioLedgerOptions {
+  /** Overrides the format's default (`defaultPartialPolicy`). */
+  policy?: PartialSegmentPolicy;
+  /** Decide the layout from the first audio and hold later PCM to it; default true. */
+  layout?: boolean;
+}
+
+export class AudioLedger {
+  readonly #segments = new Map<string, SegmentLedger>();
+  readonly #policy: PartialSegmentPolicy | undefined;
+  readonly #checkLayout: boolean;
+  /** Bytes emitted over the whole stream. */
+  #bytes = 0;
+  #layout: PcmInfo | undefined;
+
+  constructor(options: AudioLedgerOptions = {}) {
+    this.#policy = options.policy;
+    this.#checkLayout = options.layout ?? true;
+  }
+
+  /** Bytes emitted over the whole stream (header included). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** The layout the audio stated, once the first audio came. */
+  get layout(): PcmInfo | undefined {
+    return this.#layout;
+  }
+
+  /** The segment's ledger (made at its first mention). */
+  segment(segmentId: string): SegmentLedger {
+    let s = this.#segments.get(segmentId);
+    if (!s) {
+      s = new SegmentLedger(segmentId);
+      this.#segments.set(segmentId, s);
+    }
+    return s;
+  }
+
+  /**
+   * Take one chunk of a segment's current attempt. Throws a VoxpipeError
+   * (`pcm_layout_changed`) for PCM whose layout is not the stream's.
+   */
+  accept<C extends LedgerChunk>(chunk: C): LedgerEntry<C> {
+    const s = this.segment(chunk.segmentId);
+    if (chunk.attempt !== undefined && chunk.attempt !== s.attempt) {
+      if (s.attempt !== undefined) s.newAttempt();
+      s.attempt = chunk.attempt;
+    }
+    const layout = this.#checkLayout ? this.#decideLayout(chunk) : undefined;
+    // The stream's header comes with the stream's first audio; one a later
+    // attempt or transport brings is not audio of the segment.
+    let header = 0;
+    if (chunk.format === 'wav' && s.attemptBytes === 0 && s.headerBytes === 0) header = wavHeaderLength(chunk.data) ?? 0;
+    if (header > 0) s.headerBytes = header;
+    const keepHeader = header > 0 && this.#bytes === 0;
+    const payload = header > 0 ? chunk.data.subarray(header) : chunk.data;
+    const cut = splice({ emitted: s.audioBytes, received: s.attemptBytes }, payload, this.#policy ?? defaultPartialPolicy(chunk.format), frameBytes(chunk));
+    s.attemptBytes += payload.length;
+    if (cut.restart) s.audioBytes = 0;
+    s.audioBytes += cut.data.length;
+    // Nothing was emitted before the stream's header: the whole payload goes with it.
+    const data = keepHeader ? chunk.data : cut.data;
+    s.emittedBytes += data.length;
+    this.#bytes += data.length;
+    return {
+      chunk: data === chunk.data ? chunk : { ...chunk, data },
+      ...(cut.restart && { restart: cut.restart }),
+      ...(layout && { layout }),
+    };
+  }
+
+  /** The consumer read `bytes` of a segment's audio. */
+  delivered(segmentId: string, bytes: number): void {
+    this.segment(segmentId).deliveredBytes += bytes;
+  }
+
+  /** The first audio states the layout; a later PCM chunk must keep it. Returns the layout when this chunk decided it. */
+  #decideLayout(chunk: LedgerChunk): PcmInfo | undefined {
+    if (chunk.data.length === 0) return undefined;
+    const pcm = chunk.format === 'pcm' || chunk.format === 'wav';
+    const decided = this.#layout;
+    if (decided) {
+      if (pcm && (chunk.sampleRate !== decided.sampleRate || chunk.channels !== decided.channels || chunk.bitDepth !== decided.bitDepth)) {
+        throw new VoxpipeError(HttpAudioErrorCode.layoutChanged, `segment ${chunk.segmentId}: audio is ${chunk.sampleRate} Hz x${chunk.channels}, the stream is ${decided.sampleRate} Hz x${decided.channels}`);
+      }
+      return undefined;
+    }
+    const probed = pcm ? undefined : probeEncodedLayout(chunk.format, chunk.data);
+    this.#layout = pcm ? { sampleRate: chunk.sampleRate, channels: chunk.channels, bitDepth: chunk.bitDepth } : { sampleRate: chunk.sampleRate, channels: chunk.channels, bitDepth: chunk.bitDepth, ...probed };
+    return this.#layout;
+  }
 }

@@ -4,7 +4,10 @@
  * first-frame ticket auth (spec 4.10, 5.5), `setTimeout`, and callbacks the
  * app supplies for what needs the API key the browser never holds: a new
  * single-use ticket for every connection, and the request-status read of
- * the resume path (the app's server proxies it).
+ * the resume path (the app's server proxies it). The machine's audio is
+ * raw (tagged with its attempt); the same `AudioLedger` as Node's
+ * (`splice.ts`) strips the stream header and splices a resumed segment, so
+ * the page hears one unbroken stream.
  */
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, type VoxpipeError } from '../errors.js';
 import { readServerFrame, encodeFrame } from '../protocol/wire.js';
@@ -15,6 +18,7 @@ import { ReliableMachine } from '../realtime/reliable/machine.js';
 import type { MachineAudio, MachineEvent, MachineInput, MachinePort, StatusResult, TimerId } from '../realtime/reliable/types.js';
 import { MachineTimers, readyInfoFrom } from '../realtime/session-util.js';
 import { defined } from '../defined.js';
+import { AudioLedger } from '../splice.js';
 import type { ReadyInfo } from '../transport.js';
 
 const ABNORMAL_CLOSE = 1006;
@@ -45,9 +49,17 @@ export interface BrowserSessionOptions {
   maxStallResumes?: number;
 }
 
+/** Audio for the page, in order: what the ledger made of the machine's raw audio. */
+export interface SessionAudio {
+  segmentId: string;
+  data: Uint8Array;
+  /** From 1, strictly increasing over the request. */
+  sequence: number;
+}
+
 export interface BrowserSessionEvents {
   ready(info: ReadyInfo): void;
-  audio(audio: MachineAudio): void;
+  audio(audio: SessionAudio): void;
   event(event: MachineEvent): void;
 }
 
@@ -62,6 +74,10 @@ export class BrowserSession {
   readonly #machine: ReliableMachine;
   readonly #timers = new MachineTimers<TimerId>((id) => this.#machine.handle({ type: 'timer', id }));
   readonly #on: BrowserSessionEvents;
+  /** What the page gets of each attempt at a segment. */
+  readonly #ledger = new AudioLedger({ layout: false });
+  #ready: ReadyInfo | undefined;
+  #outSequence = 0;
   #ws: WebSocket | undefined;
   #generation = 0;
   #ended = false;
@@ -117,7 +133,8 @@ export class BrowserSession {
       sendFrame: (event: ClientEvent) => {
         if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.send(encodeFrame(event));
       },
-      emitAudio: (audio) => this.#on.audio(audio),
+      emitAudio: (audio) => this.#onAudio(audio),
+      audioOf: (segmentId: string) => this.#ledger.segment(segmentId),
       emit: (event) => this.#onMachineEvent(event),
       startTimer: (id: TimerId, ms: number) => this.#timers.start(id, ms),
       cancelTimer: (id: TimerId) => this.#timers.cancel(id),
@@ -226,8 +243,18 @@ export class BrowserSession {
     );
   }
 
+  #onAudio(audio: MachineAudio): void {
+    const ready = this.#ready;
+    if (!ready) return;
+    const { chunk } = this.#ledger.accept({ data: audio.data, segmentId: audio.segmentId, attempt: audio.attempt, format: ready.format, sampleRate: ready.sampleRate, channels: ready.channels, bitDepth: ready.bitDepth });
+    if (chunk.data.byteLength > 0) this.#on.audio({ segmentId: chunk.segmentId, data: chunk.data, sequence: ++this.#outSequence });
+  }
+
   #onMachineEvent(event: MachineEvent): void {
-    if (event.type === 'ready') this.#on.ready(readyInfoFrom(event.ready));
+    if (event.type === 'ready') {
+      this.#ready = readyInfoFrom(event.ready);
+      this.#on.ready(this.#ready);
+    }
     if (event.type === 'finished' || event.type === 'failed') {
       this.#ended = true;
       this.#timers.clear();

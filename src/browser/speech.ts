@@ -9,11 +9,11 @@ import { EventEmitter } from 'eventemitter3';
 import { AbortError, VoxpipeError } from '../errors.js';
 import type { StartRequest } from '../protocol/events.js';
 import { countChars, LIMITS } from '../protocol/limits.js';
-import type { MachineAudio, MachineEvent } from '../realtime/reliable/types.js';
+import type { MachineEvent } from '../realtime/reliable/types.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from '../stream/token-segmenter.js';
 import { estimateWordTimings, heardAtWord, pcmSamples, type WordTiming } from '../stream/word-timing.js';
 import type { ReadyInfo } from '../transport.js';
-import { BrowserSession, type BrowserSessionOptions } from './session.js';
+import { BrowserSession, type BrowserSessionOptions, type SessionAudio } from './session.js';
 
 export interface BrowserSpeechOptions extends Omit<BrowserSessionOptions, 'request' | 'requestId'> {
   voiceId: string;
@@ -264,7 +264,7 @@ export class BrowserSpeech extends EventEmitter<BrowserSpeechEvents> {
     this.#session.handle({ type: 'segment-queued', segmentId, text });
   }
 
-  #onAudio(audio: MachineAudio): void {
+  #onAudio(audio: SessionAudio): void {
     if (this.#interrupted) return;
     const w = this.#byId.get(audio.segmentId);
     if (w) {

@@ -26,7 +26,7 @@ import { CodeKind, LocalErrorCode } from '../protocol/codes.js';
 import { pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import { wavHeaderLength } from '../protocol/wav.js';
 import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from '../transport.js';
-import { AudioLedger, type LedgerEntry, type SegmentLedger } from './ledger.js';
+import { AudioLedger, type LedgerEntry, type SegmentLedger } from '../splice.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
 import { estimateWordTimings, heardAtWord, pcmSamples, type WordTiming } from './word-timing.js';
 
@@ -208,7 +208,7 @@ export class SpeechStream extends Duplex {
   #transport: SegmentTransport;
   #opened: Promise<ReadyInfo> | undefined;
   #ready: ReadyInfo | undefined;
-  /** Every segment's audio: what the listener gets, the header, the layout, the counts (`ledger.ts`). */
+  /** Every segment's audio: what the listener gets, the header, the layout, the counts (`AudioLedger`, `splice.ts`). */
   readonly #ledger = new AudioLedger();
   #nextIndex = 0;
   #pendingChars = 0;
@@ -516,7 +516,7 @@ export class SpeechStream extends Duplex {
   // ------------------------------------------------------------ readable side
 
   /**
-   * Every transport's audio goes through the one ledger (`ledger.ts`): it
+   * Every transport's audio goes through the one ledger (`AudioLedger`, `splice.ts`): it
    * decides what of a chunk the listener gets (after a failover, what of
    * the new attempt it had not heard, or a restart), the one header, and
    * the stream's layout (the first audio's own, which then wins over what
@@ -525,7 +525,7 @@ export class SpeechStream extends Duplex {
    */
   #onAudio(chunk: AudioChunk): void {
     if (this.#interrupted || this.#fatal) return;
-    let entry: LedgerEntry;
+    let entry: LedgerEntry<AudioChunk>;
     try {
       entry = this.#ledger.accept(chunk);
     } catch (err) {

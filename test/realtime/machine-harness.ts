@@ -5,11 +5,16 @@
  */
 import { ReliableMachine } from '../../src/realtime/reliable/machine.js';
 import { TimerId, type MachineAudio, type MachineEvent, type MachineInput, type MachineOptions, type MachinePort } from '../../src/realtime/reliable/types.js';
-import type { ClientEvent, RequestStatus, ServerEvent } from '../../src/protocol/events.js';
+import type { ClientEvent, ReadyEvent, RequestStatus, ServerEvent } from '../../src/protocol/events.js';
+import { AudioLedger, type PartialSegmentPolicy } from '../../src/splice.js';
 
 export type PortCall =
   | { call: 'sendFrame'; event: ClientEvent }
+  /** Raw audio the machine handed over. */
   | { call: 'emitAudio'; audio: MachineAudio }
+  /** What the listener's ledger made of it (as the sessions do): the bytes the listener gets. */
+  | { call: 'listen'; segmentId: string; data: Uint8Array }
+  | { call: 'discontinuity'; segmentId: string; droppedBytes: number }
   | { call: 'emit'; event: MachineEvent }
   | { call: 'startTimer'; id: TimerId; ms: number }
   | { call: 'cancelTimer'; id: TimerId }
@@ -21,14 +26,29 @@ export type PortCall =
 export class FakePort implements MachinePort {
   calls: PortCall[] = [];
   randomValue = 0.5;
+  /** The listener's ledger, as `ReliableSession` and the browser session keep one. */
+  readonly ledger: AudioLedger;
+  #ready: ReadyEvent | undefined;
+
+  constructor(policy?: PartialSegmentPolicy) {
+    this.ledger = new AudioLedger({ ...(policy && { policy }), layout: false });
+  }
 
   sendFrame(event: ClientEvent): void {
     this.calls.push({ call: 'sendFrame', event });
   }
   emitAudio(audio: MachineAudio): void {
     this.calls.push({ call: 'emitAudio', audio });
+    const r = this.#ready! as unknown as { format: 'pcm'; sample_rate: number; channels: number; bit_depth: number };
+    const { chunk, restart } = this.ledger.accept({ data: audio.data, segmentId: audio.segmentId, attempt: audio.attempt, format: r.format, sampleRate: r.sample_rate, channels: r.channels, bitDepth: r.bit_depth });
+    if (restart) this.calls.push({ call: 'discontinuity', segmentId: audio.segmentId, droppedBytes: restart.droppedBytes });
+    if (chunk.data.byteLength > 0) this.calls.push({ call: 'listen', segmentId: audio.segmentId, data: chunk.data });
+  }
+  audioOf(segmentId: string) {
+    return this.ledger.segment(segmentId);
   }
   emit(event: MachineEvent): void {
+    if (event.type === 'ready') this.#ready = event.ready;
     this.calls.push({ call: 'emit', event });
   }
   startTimer(id: TimerId, ms: number): void {
@@ -84,9 +104,19 @@ export function emitted<T extends MachineEvent['type']>(calls: PortCall[], type:
   return calls.flatMap((c) => (c.call === 'emit' && c.event.type === type ? [c.event as Extract<MachineEvent, { type: T }>] : []));
 }
 
-/** Concatenated audio bytes emitted. */
+/** Concatenated audio bytes the listener got (the machine's raw audio through the ledger). */
 export function audioOut(calls: PortCall[]): Buffer {
+  return Buffer.concat(calls.flatMap((c) => (c.call === 'listen' ? [Buffer.from(c.data)] : [])));
+}
+
+/** Concatenated raw audio bytes the machine handed over. */
+export function rawOut(calls: PortCall[]): Buffer {
   return Buffer.concat(calls.flatMap((c) => (c.call === 'emitAudio' ? [Buffer.from(c.audio.data)] : [])));
+}
+
+/** `discontinuity` events the ledger raised. */
+export function discontinuities(calls: PortCall[]): { segmentId: string; droppedBytes: number }[] {
+  return calls.flatMap((c) => (c.call === 'discontinuity' ? [{ segmentId: c.segmentId, droppedBytes: c.droppedBytes }] : []));
 }
 
 /** The watchdog timers (progress, resume and status-read deadlines), which `effects()` leaves out; `watchdogs()` lists them. */
@@ -129,11 +159,15 @@ export const VOICE = '6f1c2a9e-3b1d-4c5e-9a7f-0d2b8e4c1a01';
 let serverEventCounter = 0;
 const envelope = () => ({ event_id: `s-${++serverEventCounter}`, trace_id: 't', timestamp: 0 });
 
-/** Builders of server events with the common envelope filled in. */
+/**
+ * Builders of server events with the common envelope filled in. The toy
+ * audio of these tests is one byte a sample (`bit_depth` 8), so any byte
+ * count is whole samples for the listener's ledger.
+ */
 export const ev = {
   ready: (format = 'pcm'): ServerEvent => ({
     event: 'ready', ...envelope(), mode: 'reliable', request_id: REQUEST_ID, session_id: 'sess', provider: 'svc',
-    model: 'svc-s21pro-flash', voice_id: VOICE, format, sample_rate: 24_000, channels: 1, bit_depth: 16,
+    model: 'svc-s21pro-flash', voice_id: VOICE, format, sample_rate: 24_000, channels: 1, bit_depth: 8,
   }),
   ack: (sequence: number, characters = 1): ServerEvent => ({
     event: 'input_ack', ...envelope(), request_id: REQUEST_ID, sequence, characters, buffered_characters: characters, remaining_capacity: 1_000,
@@ -171,7 +205,7 @@ export function status(state: string, segments: RequestStatus['segments'] = unde
 
 /** A machine on a fake port, with shorthands for its inputs. */
 export function harness(options: Partial<MachineOptions> = {}) {
-  const port = new FakePort();
+  const port = new FakePort(options.onPartialSegment);
   const machine = new ReliableMachine({ requestId: REQUEST_ID, request: { voice_id: VOICE, model: 'svc-s21pro-flash', format: 'pcm' }, ...options }, port);
   const h = {
     port,

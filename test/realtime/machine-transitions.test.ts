@@ -70,6 +70,9 @@ function effectsOf(h: Harness): string {
       case 'emitAudio':
         out.push('audio');
         break;
+      case 'listen':
+      case 'discontinuity':
+        break; // the listener's ledger, not the machine
       case 'startTimer':
       case 'cancelTimer':
         out.push(`${c.call === 'startTimer' ? '+' : '-'}${c.id}`);

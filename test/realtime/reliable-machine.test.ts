@@ -9,7 +9,7 @@ import { backoffDelayMs, DEFAULT_BACKOFF } from '../../src/realtime/backoff.js';
 import { Phase, ResumeErrorCode } from '../../src/realtime/reliable/machine.js';
 import { TimerId } from '../../src/realtime/reliable/types.js';
 import type { MachineInput } from '../../src/realtime/reliable/types.js';
-import { audioOut, effects, emitted, ev, harness, REQUEST_ID, sent, status, watchdogs } from './machine-harness.js';
+import { audioOut, discontinuities, effects, emitted, ev, harness, rawOut, REQUEST_ID, sent, status, watchdogs } from './machine-harness.js';
 
 const FIRST_DELAY = backoffDelayMs(1, DEFAULT_BACKOFF, 0.5);
 
@@ -482,7 +482,7 @@ describe('partial segments', () => {
     h.frame(ev.audio('s1', [1, 2, 3])).frame(ev.audio('s1', [4, 5, 6], 2));
     const calls = h.port.take();
     expect(audioOut(calls)).toEqual(Buffer.from([5, 6]));
-    expect(emitted(calls, 'discontinuity')).toEqual([]);
+    expect(discontinuities(calls)).toEqual([]);
     h.frame(ev.completed('s1', 4, 6));
     expect(emitted(h.port.take(), 'segment-completed')[0]!.result.audioBytes).toBe(6);
   });
@@ -492,6 +492,18 @@ describe('partial segments', () => {
     h.frame(ev.audio('s1', [...wavHeader(), 1, 2, 3, 4, 5, 6], 1, 'wav'));
     const calls = h.port.take();
     expect(audioOut(calls)).toEqual(Buffer.from([5, 6]));
+  });
+
+  it('the machine splices nothing: a resumed connection hands over its raw bytes, header included, as a new attempt from offset 0', () => {
+    const h = resumeAfterCut('wav');
+    h.frame(ev.audio('s1', [...wavHeader(), 1, 2, 3, 4], 1, 'wav')).frame(ev.audio('s1', [5, 6], 2, 'wav'));
+    const calls = h.port.take();
+    expect(rawOut(calls)).toEqual(Buffer.from([...wavHeader(), 1, 2, 3, 4, 5, 6]));
+    const tags = calls.flatMap((c) => (c.call === 'emitAudio' ? [[c.audio.attempt, c.audio.offset]] : []));
+    expect(tags).toEqual([[2, 0], [2, 48]]);
+    // What the listener gets is the ledger's: the header of the new attempt stripped, the 4 bytes it had skipped.
+    expect(audioOut(calls)).toEqual(Buffer.from([5, 6]));
+    expect(Object.keys(h.machine.journal()[0]!).filter((k) => /bytes/i.test(k))).toEqual([]);
   });
 
   it('wav: the first header of the request reaches the listener exactly once', () => {
@@ -505,9 +517,9 @@ describe('partial segments', () => {
     const h = resumeAfterCut('mp3');
     h.frame(ev.audio('s1', [1, 2, 3])).frame(ev.audio('s1', [4, 5, 6], 2));
     const calls = h.port.take();
-    expect(emitted(calls, 'discontinuity')).toEqual([{ type: 'discontinuity', segmentId: 's1', droppedBytes: 4 }]);
-    const discontinuityAt = calls.findIndex((c) => c.call === 'emit' && c.event.type === 'discontinuity');
-    const firstAudioAt = calls.findIndex((c) => c.call === 'emitAudio');
+    expect(discontinuities(calls)).toEqual([{ segmentId: 's1', droppedBytes: 4 }]);
+    const discontinuityAt = calls.findIndex((c) => c.call === 'discontinuity');
+    const firstAudioAt = calls.findIndex((c) => c.call === 'listen');
     expect(discontinuityAt).toBeLessThan(firstAudioAt);
     expect(audioOut(calls)).toEqual(Buffer.from([1, 2, 3, 4, 5, 6]));
   });
@@ -516,7 +528,7 @@ describe('partial segments', () => {
     const h = resumeAfterCut('pcm', { onPartialSegment: 'restart' });
     h.frame(ev.audio('s1', [1, 2, 3, 4, 5, 6]));
     const calls = h.port.take();
-    expect(emitted(calls, 'discontinuity')).toHaveLength(1);
+    expect(discontinuities(calls)).toHaveLength(1);
     expect(audioOut(calls)).toEqual(Buffer.from([1, 2, 3, 4, 5, 6]));
   });
 

@@ -2,8 +2,9 @@
  * The journal of a reliable request: every segment the user queued, in
  * order, with its full text, its state and how much of its audio reached the
  * listener. It is what makes resume possible: after a failure, the segments
- * not completed are sent again with the same id, order and text, and the
- * audio already emitted is never emitted again.
+ * not completed are sent again with the same id, order and text. It counts
+ * no audio bytes: what the listener has of a segment is its ledger's
+ * (`splice.ts`).
  */
 import { LIMITS, splitByChars } from '../../protocol/limits.js';
 import { SegmentState } from './types.js';
@@ -20,18 +21,6 @@ export class JournalEntry {
   everFlushed = false;
   /** Billing units, once completed. */
   units = 0;
-  /**
-   * Bytes of the segment's audio released to the listener, counted in the
-   * segment's own byte space (no WAV header). Under `restart` it counts from
-   * the last restart.
-   */
-  emittedBytes = 0;
-  /** Every byte emitted for the segment: WAV header and `restart` repeats included. */
-  outputBytes = 0;
-  /** Audio bytes of the segment as its `usage` said them, when it did. */
-  statedBytes: number | undefined;
-  /** Length of a stream header its audio began with (a deployment may count it in the segment's audio bytes). */
-  headerBytes = 0;
   /** One-shot waterfall marks already made. */
   readonly marked = new Set<string>();
   /** `segment-accepted` already reported (once per segment, not per connection). */
@@ -40,8 +29,6 @@ export class JournalEntry {
   // Per connection, reset by `Journal.resetConnection()`.
   /** `text` frames sent on the current connection. */
   framesSent = 0;
-  /** Bytes of this segment's audio received on the current connection (no WAV header). */
-  receivedBytes = 0;
 
   constructor(segmentId: string, text: string, order: number) {
     this.segmentId = segmentId;
@@ -100,7 +87,6 @@ export class Journal {
   resetConnection(): void {
     for (const e of this.#entries) {
       e.framesSent = 0;
-      e.receivedBytes = 0;
       if (!e.completed) e.state = SegmentState.queued;
     }
   }

@@ -16,8 +16,14 @@
  *   `retry_failed` (failed_retryable), starts again with the same
  *   `request_id` (unknown request), recovers audio from the manifest
  *   (completed), polls (running) or fails (failed_terminal).
- * - Completed segments are never sent again and no byte of audio reaches the
- *   listener twice (except under `restart`, announced by `discontinuity`).
+ * - Completed segments are never sent again. Audio leaves raw, tagged with
+ *   its segment, its attempt (a connection, or a stored file of the
+ *   manifest) and its offset in that attempt: the machine keeps no byte
+ *   counters and splices nothing. The listener's ledger (`splice.ts`,
+ *   `AudioLedger`) strips the stream header and decides continue or restart
+ *   (no byte reaches the listener twice, except under `restart`, announced
+ *   by `discontinuity`); the machine reads what it has (`port.audioOf`) to
+ *   tell a short segment.
  * - Non-retryable errors fail at once, with no retry.
  * - Audio leaves in `sequence` order (spec 6, rule 2): frames are reordered
  *   within `reorderWindowFrames`, repeats dropped, gaps reported as an
@@ -34,7 +40,6 @@
  *   most `maxStallResumes` times until a segment completes on the wire.
  */
 import { AudioIncompleteError, ConnectionError, ProtocolError, RealtimeServerError, ResumeError, TimeoutError, type VoxpipeError } from '../../errors.js';
-import { AudioFormat } from '../../protocol/audio.js';
 import { CloseCode, FinishReason, isRecoverableClose, Mode, RequestState } from '../../protocol/constants.js';
 import type {
   AudioEvent,
@@ -63,8 +68,7 @@ import {
   type SegmentAudioResult,
   type StatusResult,
 } from './types.js';
-import { wavHeaderLength } from '../../protocol/wav.js';
-import { defaultPartialPolicy, splice } from '../../splice.js';
+import { defaultPartialPolicy } from '../../splice.js';
 import { AudioOrder, DEFAULT_REORDER_WINDOW_FRAMES, describeGaps, type SequenceGap, type SequenceVerdict } from '../sequence-window.js';
 import { checkBudgets, PROGRESS_SLICES, RECOVERY_DEFAULTS } from '../budgets.js';
 
@@ -127,8 +131,12 @@ interface ConnectionState {
   awaitingAck: boolean;
   /** The segment whose `flush` waits for `segment_completed`. */
   flushOutstanding: string | undefined;
-  /** `audio` frames received on this connection, in sequence order. */
-  audioFrames: number;
+  /** The attempt tag of this connection's audio. */
+  attempt: number;
+  /** Raw bytes of each segment received on this connection, in sequence order: the offset of the next. */
+  offsets: Map<string, number>;
+  /** Audio bytes each segment carries as its `usage` on this connection said them, when it did. */
+  stated: Map<string, number>;
   /** Puts this connection's `audio` frames back in `sequence` order. */
   order: AudioOrder<AudioEvent>;
   /** An `audio_sequence_gap` warning was given on this connection. */
@@ -173,10 +181,10 @@ export class ReliableMachine {
   readonly #timers = new Set<TimerId>();
   #eventCounter = 0;
   #outSequence = 0;
+  /** The last attempt tag given (a connection, or a stored file of the manifest). */
+  #attempts = 0;
   #ready: ReadyEvent | undefined;
   #policy: PartialSegmentPolicy = PartialSegmentPolicy.continue;
-  /** A WAV stream header reached the listener (only the first may). */
-  #headerEmitted = false;
   /** `start` was sent at least once: the service may know the request. */
   #startSent = false;
   /** The user will queue nothing more. */
@@ -268,7 +276,7 @@ export class ReliableMachine {
       retries: this.#retries,
       resumed: this.#resumed,
       statusReads: this.#statusReads,
-      segments: completed.map((e) => ({ segmentId: e.segmentId, units: e.units, audioBytes: e.outputBytes })),
+      segments: completed.map((e) => ({ segmentId: e.segmentId, units: e.units, audioBytes: this.#port.audioOf(e.segmentId).emittedBytes })),
     };
   }
 
@@ -394,7 +402,7 @@ export class ReliableMachine {
     // A deployment may count audio across the whole request: a new connection is expected to go on from the last one.
     const last = this.#conn?.order.highest;
     const order = new AudioOrder<AudioEvent>(this.#reorderWindowFrames, last === undefined ? 1 : last + 1);
-    this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, audioFrames: 0, order, skippedPast: new Set() };
+    this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, attempt: ++this.#attempts, offsets: new Map(), stated: new Map(), order, skippedPast: new Set() };
     this.#port.openTransport();
   }
 
@@ -480,7 +488,7 @@ export class ReliableMachine {
         const entry = this.#journal.get(event.segment_id);
         if (!entry || entry.completed) return;
         this.#advance();
-        if (event.audio_bytes !== undefined) entry.statedBytes = event.audio_bytes;
+        if (event.audio_bytes !== undefined) this.#conn?.stated.set(entry.segmentId, event.audio_bytes);
         this.#port.emit({
           type: 'usage',
           segmentId: event.segment_id,
@@ -585,7 +593,7 @@ export class ReliableMachine {
       return;
     }
     // The bytes the server says the segment carries: `segment_completed`'s, else its `usage`'s.
-    const expected = event.audio_bytes ?? entry?.statedBytes;
+    const expected = event.audio_bytes ?? conn.stated.get(event.segment_id);
     if (entry && expected !== undefined && this.#short(conn, entry, expected)) return;
     this.#drainAudio(event.segment_id);
     conn.flushOutstanding = undefined;
@@ -604,9 +612,12 @@ export class ReliableMachine {
    */
   #short(conn: ConnectionState, entry: JournalEntry, expected: number): boolean {
     const held = conn.order.heldOf(entry.segmentId).reduce((n, e) => n + e.audio.byteLength, 0);
-    const onConnection = entry.receivedBytes + held;
-    const have = Math.max(onConnection, entry.emittedBytes);
-    if (have + entry.headerBytes >= expected) return false;
+    // Raw bytes of this attempt (a stream header included, as a deployment may count it), and what the listener has.
+    const onConnection = (conn.offsets.get(entry.segmentId) ?? 0) + held;
+    const heard = this.#port.audioOf(entry.segmentId);
+    const haveRaw = Math.max(onConnection, heard.audioBytes + heard.headerBytes);
+    if (haveRaw >= expected) return false;
+    const have = haveRaw - heard.headerBytes;
     if (onConnection > 0 && !conn.skippedPast.has(entry.segmentId)) {
       conn.order.discardSegment(entry.segmentId);
       this.#retry(new AudioIncompleteError(entry.segmentId, expected, have, { requestId: this.requestId, retryable: true, why: 'asking for it again' }));
@@ -689,57 +700,25 @@ export class ReliableMachine {
   }
 
   #onOrderedAudio(conn: ConnectionState, event: AudioEvent): void {
-    conn.audioFrames++;
     const entry = this.#journal.get(event.segment_id);
     if (!entry || entry.completed) {
       this.#port.emit({ type: 'warning', code: MachineWarning.unexpectedAudio, message: `dropped audio of segment ${event.segment_id}` });
       return;
     }
-    let payload: Uint8Array = event.audio;
-    if (conn.audioFrames === 1) payload = this.#takeStreamHeader(entry, payload);
-    const received = entry.receivedBytes;
-    entry.receivedBytes += payload.byteLength;
-    this.#spliceIn(entry, payload, received);
+    const offset = conn.offsets.get(entry.segmentId) ?? 0;
+    conn.offsets.set(entry.segmentId, offset + event.audio.byteLength);
+    this.#handOver(entry, conn.attempt, offset, event.audio);
   }
 
-  /** The one splicing rule (splice.ts): continue past what the listener has, or restart the segment. */
-  #spliceIn(entry: JournalEntry, payload: Uint8Array, received: number): void {
-    const cut = splice({ emitted: entry.emittedBytes, received }, payload, this.#policy);
-    if (cut.restart) this.#restart(entry, cut.restart.droppedBytes);
-    if (cut.data.byteLength > 0) this.#release(entry, cut.data);
-  }
-
-  /**
-   * The first `wav` frame on a connection starts with a stream header. The
-   * first one of the request goes to the listener; a later one (a resumed
-   * request) is dropped, so the output stays one valid WAV stream.
-   */
-  #takeStreamHeader(entry: JournalEntry, payload: Uint8Array): Uint8Array {
-    if (this.#ready?.format !== AudioFormat.wav) return payload;
-    const headerBytes = wavHeaderLength(payload);
-    if (headerBytes === undefined) return payload;
-    entry.headerBytes = headerBytes;
-    if (!this.#headerEmitted) this.#emitHeader(entry, payload.subarray(0, headerBytes));
-    return payload.subarray(headerBytes);
-  }
-
-  #emitHeader(entry: JournalEntry, header: Uint8Array): void {
-    this.#headerEmitted = true;
-    entry.outputBytes += header.byteLength;
-    this.#port.emitAudio({ segmentId: entry.segmentId, data: header, sequence: ++this.#outSequence });
-  }
-
-  #restart(entry: JournalEntry, droppedBytes: number): void {
-    this.#port.emit({ type: 'discontinuity', segmentId: entry.segmentId, droppedBytes });
-    entry.emittedBytes = 0;
-  }
-
-  #release(entry: JournalEntry, data: Uint8Array): void {
+  /** Raw bytes of an attempt at a segment, to the listener's ledger (the one splice and header path). */
+  #handOver(entry: JournalEntry, attempt: number, offset: number, data: Uint8Array): void {
+    if (data.byteLength === 0) return;
+    const before = this.#port.audioOf(entry.segmentId).emittedBytes;
+    this.#port.emitAudio({ segmentId: entry.segmentId, attempt, offset, data, sequence: ++this.#outSequence });
+    // Progress is audio the listener did not have: a resume that only repeats what it heard resets no budget.
+    if (this.#port.audioOf(entry.segmentId).emittedBytes === before) return;
     this.#progressMade();
     this.#mark(entry, WaterfallStage.firstAudio);
-    entry.emittedBytes += data.byteLength;
-    entry.outputBytes += data.byteLength;
-    this.#port.emitAudio({ segmentId: entry.segmentId, data, sequence: ++this.#outSequence });
   }
 
   // ---------------------------------------------------------------- pacing
@@ -789,8 +768,9 @@ export class ReliableMachine {
     entry.state = SegmentState.completed;
     entry.units = units;
     this.#mark(entry, WaterfallStage.completed);
-    const expected = expectedBytes === undefined ? {} : { expectedBytes: Math.max(0, expectedBytes - entry.headerBytes) };
-    this.#port.emit({ type: 'segment-completed', result: { segmentId: entry.segmentId, units, audioBytes: entry.outputBytes, ...expected } });
+    const heard = this.#port.audioOf(entry.segmentId);
+    const expected = expectedBytes === undefined ? {} : { expectedBytes: Math.max(0, expectedBytes - heard.headerBytes) };
+    this.#port.emit({ type: 'segment-completed', result: { segmentId: entry.segmentId, units, audioBytes: heard.emittedBytes, ...expected } });
   }
 
   // ---------------------------------------------------------------- recovery
@@ -939,15 +919,15 @@ export class ReliableMachine {
         return;
       }
       this.#manifestQueue.shift();
-      const entry = item.entry;
-      if (item.audioBytes !== undefined && entry.emittedBytes + entry.headerBytes < item.audioBytes) {
-        this.#fail(new AudioIncompleteError(entry.segmentId, item.audioBytes, entry.emittedBytes, { requestId: this.requestId, why: 'the completed request offers no audio for it' }));
+      const heard = this.#port.audioOf(item.entry.segmentId);
+      if (item.audioBytes !== undefined && heard.audioBytes + heard.headerBytes < item.audioBytes) {
+        this.#fail(new AudioIncompleteError(item.entry.segmentId, item.audioBytes, heard.audioBytes, { requestId: this.requestId, why: 'the completed request offers no audio for it' }));
         return;
       }
       this.#port.emit({
         type: 'warning',
         code: MachineWarning.audioUnavailable,
-        message: `segment ${item.entry.segmentId}: the completed request offers no audio for it; ${item.entry.emittedBytes} bytes were emitted`,
+        message: `segment ${item.entry.segmentId}: the completed request offers no audio for it; ${heard.audioBytes} bytes were emitted`,
       });
       this.#complete(item.entry, item.units);
     }
@@ -975,10 +955,9 @@ export class ReliableMachine {
       return;
     }
     this.#manifestQueue.shift();
-    const entry = item.entry;
-    // A stored segment is a file of its own: only the request's first header may reach the listener.
-    this.#spliceIn(entry, this.#takeStreamHeader(entry, result.data), 0);
-    this.#complete(entry, item.units);
+    // A stored segment is a file of its own: a new attempt at the segment (its header is the ledger's to strip).
+    this.#handOver(item.entry, ++this.#attempts, 0, result.data);
+    this.#complete(item.entry, item.units);
     this.#nextManifestItem();
   }
 

@@ -2,8 +2,10 @@
  * `ReliableSession`: the reliable-mode `SegmentTransport`. A thin shell that
  * wires the pure `ReliableMachine` to real things: `connect()` for the
  * WebSocket, `setTimeout` for its timers, `fetch` for the status route and
- * manifest audio, `performance.now()` for the waterfall. Every decision is
- * the machine's.
+ * manifest audio, `performance.now()` for the waterfall, and an
+ * `AudioLedger` (`splice.ts`) for the machine's raw audio: the one splice and
+ * header path, so a resume reaches the listener as one unbroken stream. Every
+ * other decision is the machine's.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -22,6 +24,7 @@ import { ReliableMachine } from './machine.js';
 import type { MachineAudio, MachineEvent, MachineOptions, MachinePort, PartialSegmentPolicy, TimerId } from './types.js';
 import { RECOVERY_DEFAULTS } from '../budgets.js';
 import { defined } from '../../defined.js';
+import { AudioLedger } from '../../splice.js';
 
 export interface ReliableSessionOptions {
   /** `{ws_url}` of the realtime service. */
@@ -93,6 +96,9 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   readonly #timings: SessionTimings = {};
   /** Cancels HTTP reads in flight when the session ends. */
   readonly #http = new AbortController();
+  /** What the listener gets of each attempt at a segment (the machine's audio is raw). */
+  readonly #ledger: AudioLedger;
+  #outSequence = 0;
   #connection: RealtimeConnection | undefined;
   /** Bumped whenever a transport is dropped, so late events of an old one are ignored. */
   #generation = 0;
@@ -126,6 +132,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
         reorderWindowFrames: options.reorderWindowFrames,
       }),
     };
+    this.#ledger = new AudioLedger({ ...defined({ policy: options.onPartialSegment }), layout: false });
     this.#machine = new ReliableMachine(machineOptions, this.#port());
     if (options.signal) this.#linkSignal(options.signal);
   }
@@ -214,6 +221,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
     return {
       sendFrame: (event: ClientEvent) => this.#connection?.send(event),
       emitAudio: (audio: MachineAudio) => this.#emitAudio(audio),
+      audioOf: (segmentId: string) => this.#ledger.segment(segmentId),
       emit: (event: MachineEvent) => this.#onMachineEvent(event),
       startTimer: (id: TimerId, ms: number) => this.#timers.start(id, ms),
       cancelTimer: (id: TimerId) => this.#timers.cancel(id),
@@ -294,18 +302,14 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   #emitAudio(audio: MachineAudio): void {
     const ready = this.#ready;
     if (!ready) return;
-    this.#timings.firstAudioMs ??= performance.now();
     const data = Buffer.from(audio.data.buffer, audio.data.byteOffset, audio.data.byteLength);
-    const chunk: AudioChunk = {
-      data,
-      segmentId: audio.segmentId,
-      sequence: audio.sequence,
-      format: ready.format,
-      sampleRate: ready.sampleRate,
-      channels: ready.channels,
-      bitDepth: ready.bitDepth,
-    };
-    this.emit('audio', chunk);
+    const raw = { data, segmentId: audio.segmentId, attempt: audio.attempt, format: ready.format, sampleRate: ready.sampleRate, channels: ready.channels, bitDepth: ready.bitDepth };
+    const { chunk, restart } = this.#ledger.accept(raw);
+    if (restart) this.emit('discontinuity', { segmentId: audio.segmentId, droppedBytes: restart.droppedBytes });
+    if (chunk.data.length === 0) return;
+    this.#timings.firstAudioMs ??= performance.now();
+    const out: AudioChunk = { data: chunk.data, segmentId: chunk.segmentId, sequence: ++this.#outSequence, format: chunk.format, sampleRate: chunk.sampleRate, channels: chunk.channels, bitDepth: chunk.bitDepth };
+    this.emit('audio', out);
   }
 
   #result(segmentId: string, units: number, audioBytes: number, expectedBytes?: number): RealtimeSegmentResult {
@@ -360,9 +364,6 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
         return;
       case 'warning':
         this.emit('warning', { code: event.code, message: event.message });
-        return;
-      case 'discontinuity':
-        this.emit('discontinuity', { segmentId: event.segmentId, droppedBytes: event.droppedBytes });
         return;
       case 'mark': {
         const waterfall = this.#waterfalls.get(event.segmentId);

@@ -7,7 +7,7 @@ import type { VoxpipeError } from '../../errors.js';
 import type { ClientEvent, ReadyEvent, RequestStatus, ServerEvent, StartRequest } from '../../protocol/events.js';
 import type { BackoffPolicy } from '../backoff.js';
 
-import { PartialSegmentPolicy } from '../../splice.js';
+import { PartialSegmentPolicy, type SegmentLedger } from '../../splice.js';
 
 export { PartialSegmentPolicy };
 
@@ -93,14 +93,24 @@ export type MachineInput =
   /** The listener stopped (`paused: true`) or restarted reading audio: no progress deadline while it is paused. */
   | { type: 'reader'; paused: boolean };
 
-/** Audio the machine releases to the listener, in order. */
+/**
+ * Audio as the machine hands it over, in order: raw bytes of one attempt at
+ * a segment (a stream header and bytes the listener already has included),
+ * for the listener's ledger (`AudioLedger`) to splice.
+ */
 export interface MachineAudio {
   segmentId: string;
-  /** Bytes to emit (never bytes emitted before). */
+  /** The attempt that carried them: one tag per connection, one per stored file of the manifest. */
+  attempt: number;
+  /** Where they start in the attempt's bytes of the segment (raw, a stream header included). */
+  offset: number;
   data: Uint8Array;
-  /** Output sequence, from 1, strictly increasing over the whole request (across connections). */
+  /** Hand-over sequence, from 1, strictly increasing over the whole request (across connections). */
   sequence: number;
 }
+
+/** What the listener has of a segment, as its ledger counts it. */
+export type SegmentAudio = Readonly<Pick<SegmentLedger, 'emittedBytes' | 'audioBytes' | 'headerBytes'>>;
 
 /** A completed segment as the machine reports it. */
 export interface MachineSegmentResult {
@@ -121,7 +131,6 @@ export type MachineEvent =
   | { type: 'segment-completed'; result: MachineSegmentResult }
   | { type: 'usage'; segmentId: string; segmentUnits: number; sessionUnits: number; quotaRemaining: number; audioBytes?: number }
   | { type: 'warning'; code: string; message: string }
-  | { type: 'discontinuity'; segmentId: string; droppedBytes: number }
   | { type: 'mark'; segmentId: string; stage: WaterfallStage }
   | { type: 'finished'; summary: MachineSummary }
   | { type: 'failed'; error: VoxpipeError };
@@ -141,7 +150,10 @@ export interface MachineSummary {
 /** Everything the machine does to the world goes through here. */
 export interface MachinePort {
   sendFrame(event: ClientEvent): void;
+  /** Hand audio to the listener's ledger (synchronously: `audioOf` counts it on return). */
   emitAudio(audio: MachineAudio): void;
+  /** What the listener has of a segment (its ledger's counts): the machine keeps none of its own. */
+  audioOf(segmentId: string): SegmentAudio;
   emit(event: MachineEvent): void;
   startTimer(id: TimerId, ms: number): void;
   cancelTimer(id: TimerId): void;
