@@ -271,8 +271,8 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
     switch (event.event) {
       case 'ready': {
         if (this.#phase !== Phase.starting) return;
-        this.#ready = readyInfoFrom(event);
-        this.#requestId = event.request_id;
+        this.#ready = readyInfoFrom(event, this.#opts.requestId);
+        this.#requestId = this.#ready.requestId;
         this.#timings.readyMs = performance.now();
         this.#phase = Phase.running;
         this.#watch();
