@@ -211,7 +211,7 @@ describe('the CLI against such a deployment', () => {
     try {
       const listed = fakeIo(env);
       expect(await main(['voices', '--json'], listed)).toBe(0);
-      expect((JSON.parse(listed.out()) as { voices: { voiceId: string }[] }).voices.map((v) => v.voiceId)).toEqual(VOICES.map((v) => v.voiceId));
+      expect((JSON.parse(listed.out()) as { items: { voiceId: string }[] }).items.map((v) => v.voiceId)).toEqual(VOICES.map((v) => v.voiceId));
 
       const said = fakeIo(env);
       expect(await main(['say', 'Which voice speaks this?', '--out', '-', '--format', 'pcm', '--transport', 'realtime'], said), said.err()).toBe(0);
