@@ -61,6 +61,7 @@ export class SequenceWindow<T> {
   /** The numbering's step: 1 until a constant larger step is seen. */
   #step: number;
   #lastReleased: number | undefined;
+  #firstReleased: number | undefined;
 
   /**
    * @param windowFrames frames held at most while one is missing; default 16 (0: never hold, skip every gap at once)
@@ -70,6 +71,11 @@ export class SequenceWindow<T> {
     this.#windowFrames = Math.max(0, Math.floor(windowFrames));
     this.#next = first;
     this.#step = Number.isSafeInteger(step) && step > 1 ? step : 1;
+  }
+
+  /** The first sequence released (where this numbering starts), once one was. */
+  get firstReleased(): number | undefined {
+    return this.#firstReleased;
   }
 
   /** The step the numbering was seen to go up by (1 unless a constant larger one was learnt). */
@@ -167,6 +173,7 @@ export class SequenceWindow<T> {
       const item = this.#held.get(this.#next);
       if (item === undefined && !this.#held.has(this.#next)) return out;
       this.#held.delete(this.#next);
+      this.#firstReleased ??= this.#next;
       this.#lastReleased = this.#next;
       this.#next += this.#step;
       this.#released = true;
@@ -214,6 +221,8 @@ export class AudioOrder<T> {
   #skips = false;
   /** The step a segment's numbering was seen to go up by, carried to the next segments. */
   #step = 1;
+  /** Where the first segment's numbering started: where a per-segment numbering starts again. */
+  #segmentStart: number | undefined;
   #repeats = 0;
   #held = 0;
   readonly #firstExpected: number;
@@ -250,6 +259,7 @@ export class AudioOrder<T> {
     if (verdict.duplicate) this.#repeats++;
     if (verdict.gaps.length > 0) this.#skips = true;
     if (window.step > 1) this.#step = window.step;
+    this.#segmentStart ??= window.firstReleased;
     return verdict;
   }
 
@@ -301,6 +311,6 @@ export class AudioOrder<T> {
     // A new segment's frame at a sequence already used on this connection:
     // the deployment counts per segment.
     if (Number.isSafeInteger(sequence) && sequence <= highest) this.#perSegment = true;
-    return this.#perSegment ? 1 : highest + this.#step;
+    return this.#perSegment ? (this.#segmentStart ?? 1) : highest + this.#step;
   }
 }

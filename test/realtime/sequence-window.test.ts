@@ -85,6 +85,20 @@ describe('SequenceWindow', () => {
 });
 
 describe('AudioOrder', () => {
+  it('numbering per segment from 7 in steps of 10: every segment starts again at 7, nothing held, no gap', () => {
+    const o = new AudioOrder<string>(16);
+    const out: string[] = [];
+    const gaps: SequenceGap[] = [];
+    for (const [seg, seq] of [['a', 7], ['a', 17], ['a', 27], ['a', 37], ['b', 7], ['b', 17], ['c', 7]] as const) {
+      const v = o.push(seg, seq, `${seg}${seq}`);
+      out.push(...v.release);
+      gaps.push(...v.gaps);
+    }
+    expect(out).toEqual(['a7', 'a17', 'a27', 'a37', 'b7', 'b17', 'c7']);
+    expect(gaps).toEqual([]);
+    expect(o.held).toBe(0);
+  });
+
   it('a step learnt on one segment carries to the next (numbering per request, step 2): nothing held, no gap', () => {
     const o = new AudioOrder<string>(16);
     const out: string[] = [];
