@@ -132,7 +132,8 @@ export class SequenceWindow<T> {
 
   /** Release everything held, in order, skipping the sequences still missing (end of a segment or request). */
   drain(): SequenceVerdict<T> {
-    const release: T[] = [];
+    this.#learnStepAtEnd();
+    const release: T[] = this.#releaseRun();
     const gaps: SequenceGap[] = [];
     while (this.#held.size > 0) {
       gaps.push(this.#skipToLowest());
@@ -165,6 +166,20 @@ export class SequenceWindow<T> {
       this.#step = d;
       this.#next = a;
     }
+  }
+
+  /**
+   * At the end of a segment too short to learn its step while it ran: what
+   * it still holds continues the last released frame in one step d > 1
+   * (7, 9 of a segment of two frames): the numbering steps by d, no gap.
+   */
+  #learnStepAtEnd(): void {
+    if (this.#step !== 1 || this.#lastReleased === undefined || this.#held.size === 0 || this.#next !== this.#lastReleased + 1) return;
+    const held = [...this.#held.keys()].sort((x, y) => x - y);
+    const d = held[0]! - this.#lastReleased;
+    if (d <= 1 || !held.every((s, i) => s === this.#lastReleased! + d * (i + 1))) return;
+    this.#step = d;
+    this.#next = held[0]!;
   }
 
   #releaseRun(): T[] {

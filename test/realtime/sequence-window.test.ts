@@ -74,6 +74,15 @@ describe('SequenceWindow', () => {
     expect(feed(new SequenceWindow(16, 4294967303), [4294967303, 4294967313, 4294967323, 4294967333]).gaps).toEqual([]);
   });
 
+  it('a segment of two frames in a step of 2 ends: the step is learnt at the drain, no gap', () => {
+    const w = new SequenceWindow<string>(16, 4294967303);
+    expect(feed(w, [4294967303, 4294967305]).out).toEqual([4294967303]);
+    const v = w.drain();
+    expect(v.release).toEqual(['f4294967305']);
+    expect(v.gaps).toEqual([]);
+    expect(w.step).toBe(2);
+  });
+
   it('a step learnt by chance and then broken: the frame between two steps is released in order, never late', () => {
     const w = new SequenceWindow<string>(16);
     expect(feed(w, [10, 12, 14, 15, 17, 18])).toEqual({ out: [10, 12, 14, 15, 17, 18], gaps: ['16'], dupes: [] });
