@@ -21,6 +21,13 @@
  *   counted. A frame never seen is never dropped as a repeat: one that comes
  *   after a higher sequence was already released is `late` (it cannot be put
  *   back in order; the segment's byte count then shows the shortfall).
+ * - A numbering that goes up by a constant step (2, 10: the spec says only
+ *   "increasing") is learnt, not reported as gaps: when the first two frames
+ *   held after a release continue the last released one by the same step
+ *   d > 1 (or, before any release, three held frames go up by one step
+ *   d > 1), the window counts in steps of d from then on (a frame or two
+ *   held once, instead of a whole window and a gap warning). A frame that
+ *   then comes between two steps un-learns it (released in order, not late).
  */
 
 /** Frames held while waiting for a missing one; default of `reorderWindowFrames`. */
@@ -51,14 +58,29 @@ export class SequenceWindow<T> {
   readonly #seen = new Set<number>();
   #next: number;
   #released = false;
+  /** The numbering's step: 1 until a constant larger step is seen. */
+  #step: number;
+  #lastReleased: number | undefined;
+  #firstReleased: number | undefined;
 
   /**
    * @param windowFrames frames held at most while one is missing; default 16 (0: never hold, skip every gap at once)
    * @param first the sequence expected first; default 1 (moved by the first frames, see the class comment)
    */
-  constructor(windowFrames: number = DEFAULT_REORDER_WINDOW_FRAMES, first = 1) {
+  constructor(windowFrames: number = DEFAULT_REORDER_WINDOW_FRAMES, first = 1, step = 1) {
     this.#windowFrames = Math.max(0, Math.floor(windowFrames));
     this.#next = first;
+    this.#step = Number.isSafeInteger(step) && step > 1 ? step : 1;
+  }
+
+  /** The first sequence released (where this numbering starts), once one was. */
+  get firstReleased(): number | undefined {
+    return this.#firstReleased;
+  }
+
+  /** The step the numbering was seen to go up by (1 unless a constant larger one was learnt). */
+  get step(): number {
+    return this.#step;
   }
 
   /** Frames held, waiting for an earlier one. */
@@ -78,6 +100,13 @@ export class SequenceWindow<T> {
     }
     if (this.#seen.has(sequence)) return { release: [], duplicate: true, gaps: [] };
     this.#seen.add(sequence);
+    if (this.#step > 1 && this.#lastReleased !== undefined && sequence > this.#lastReleased && sequence < this.#next) {
+      // Between two steps: the numbering was not stepped after all (it skips
+      // as it likes). Still in order: released, and nothing held from now on.
+      this.#step = 1;
+      this.#windowFrames = 0;
+      this.#next = sequence;
+    }
     if (sequence < this.#next) {
       if (this.#released) return { release: [], duplicate: false, gaps: [], late: true };
       this.#next = sequence; // the numbering starts lower than expected
@@ -85,6 +114,7 @@ export class SequenceWindow<T> {
       this.#next = sequence; // further ahead than any reordering: the numbering starts here
     }
     this.#held.set(sequence, item);
+    this.#learnStep();
     const release = this.#releaseRun();
     const gaps: SequenceGap[] = [];
     while (this.#held.size > this.#windowFrames) {
@@ -102,7 +132,8 @@ export class SequenceWindow<T> {
 
   /** Release everything held, in order, skipping the sequences still missing (end of a segment or request). */
   drain(): SequenceVerdict<T> {
-    const release: T[] = [];
+    this.#learnStepAtEnd();
+    const release: T[] = this.#releaseRun();
     const gaps: SequenceGap[] = [];
     while (this.#held.size > 0) {
       gaps.push(this.#skipToLowest());
@@ -111,13 +142,55 @@ export class SequenceWindow<T> {
     return { release, duplicate: false, gaps };
   }
 
+  /**
+   * Two frames held right after a release, the three in one constant step
+   * d > 1; or, before any release, three frames held in one step d > 1: the
+   * numbering steps by d (from the lowest held, when nothing was released).
+   */
+  #learnStep(): void {
+    if (this.#step !== 1) return;
+    const held = [...this.#held.keys()].sort((x, y) => x - y);
+    if (this.#lastReleased === undefined) {
+      if (held.length !== 3 || this.#released) return;
+      const [a, b, c] = held as [number, number, number];
+      if (b - a > 1 && c - b === b - a) {
+        this.#step = b - a;
+        this.#next = a;
+      }
+      return;
+    }
+    if (held.length !== 2 || this.#next !== this.#lastReleased + 1) return;
+    const [a, b] = held as [number, number];
+    const d = a - this.#lastReleased;
+    if (d > 1 && b - a === d) {
+      this.#step = d;
+      this.#next = a;
+    }
+  }
+
+  /**
+   * At the end of a segment too short to learn its step while it ran: what
+   * it still holds continues the last released frame in one step d > 1
+   * (7, 9 of a segment of two frames): the numbering steps by d, no gap.
+   */
+  #learnStepAtEnd(): void {
+    if (this.#step !== 1 || this.#lastReleased === undefined || this.#held.size === 0 || this.#next !== this.#lastReleased + 1) return;
+    const held = [...this.#held.keys()].sort((x, y) => x - y);
+    const d = held[0]! - this.#lastReleased;
+    if (d <= 1 || !held.every((s, i) => s === this.#lastReleased! + d * (i + 1))) return;
+    this.#step = d;
+    this.#next = held[0]!;
+  }
+
   #releaseRun(): T[] {
     const out: T[] = [];
     for (;;) {
       const item = this.#held.get(this.#next);
       if (item === undefined && !this.#held.has(this.#next)) return out;
       this.#held.delete(this.#next);
-      this.#next++;
+      this.#firstReleased ??= this.#next;
+      this.#lastReleased = this.#next;
+      this.#next += this.#step;
       this.#released = true;
       out.push(item as T);
     }
@@ -161,6 +234,10 @@ export class AudioOrder<T> {
   #highest: number | undefined;
   #perSegment = false;
   #skips = false;
+  /** The step a segment's numbering was seen to go up by, carried to the next segments. */
+  #step = 1;
+  /** Where the first segment's numbering started: where a per-segment numbering starts again. */
+  #segmentStart: number | undefined;
   #repeats = 0;
   #held = 0;
   readonly #firstExpected: number;
@@ -196,13 +273,15 @@ export class AudioOrder<T> {
     this.#held += window.held - before;
     if (verdict.duplicate) this.#repeats++;
     if (verdict.gaps.length > 0) this.#skips = true;
+    if (window.step > 1) this.#step = window.step;
+    this.#segmentStart ??= window.firstReleased;
     return verdict;
   }
 
   push(segmentId: string, sequence: number, item: T): SequenceVerdict<T> {
     let window = this.#segments.get(segmentId);
     if (!window) {
-      window = new SequenceWindow<T>(this.#skips ? 0 : this.#windowFrames, this.#firstOf(sequence));
+      window = new SequenceWindow<T>(this.#skips ? 0 : this.#windowFrames, this.#firstOf(sequence), this.#step);
       this.#segments.set(segmentId, window);
     }
     if (Number.isSafeInteger(sequence)) this.#highest = Math.max(this.#highest ?? sequence, sequence);
@@ -247,6 +326,6 @@ export class AudioOrder<T> {
     // A new segment's frame at a sequence already used on this connection:
     // the deployment counts per segment.
     if (Number.isSafeInteger(sequence) && sequence <= highest) this.#perSegment = true;
-    return this.#perSegment ? 1 : highest + 1;
+    return this.#perSegment ? (this.#segmentStart ?? 1) : highest + this.#step;
   }
 }

@@ -47,12 +47,16 @@ export function validateSegment(segment: SegmentInput, maxChars: number = LIMITS
   }
 }
 
-/** What `ready` tells the stream. */
-export function readyInfoFrom(ready: ReadyEvent): ReadyInfo {
+/**
+ * What `ready` tells the stream. `requestId`: the id the client chose
+ * (`start.request_id`), for a deployment whose `ready` does not carry it
+ * under a name the client reads (the client chose it; it need not ask).
+ */
+export function readyInfoFrom(ready: ReadyEvent, requestId?: string): ReadyInfo {
   return {
     transport: TransportName.realtime,
     mode: ready.mode,
-    requestId: ready.request_id,
+    requestId: ready.request_id || requestId || '',
     sessionId: ready.session_id,
     provider: ready.provider,
     model: ready.model,

@@ -271,8 +271,8 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
     switch (event.event) {
       case 'ready': {
         if (this.#phase !== Phase.starting) return;
-        this.#ready = readyInfoFrom(event);
-        this.#requestId = event.request_id;
+        this.#ready = readyInfoFrom(event, this.#opts.requestId);
+        this.#requestId = this.#ready.requestId;
         this.#timings.readyMs = performance.now();
         this.#phase = Phase.running;
         this.#watch();
@@ -287,7 +287,11 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
         if (verdict.duplicate) this.emit('warning', { code: 'audio_repeat', message: `dropped a repeat of audio sequence ${event.sequence} of segment ${event.segment_id}` });
         if (verdict.late) this.emit('warning', { code: 'audio_late', message: `audio sequence ${event.sequence} of segment ${event.segment_id} came after later audio was emitted; it was left out` });
         this.#reportGaps(verdict.gaps);
-        for (const frame of verdict.release) this.#emitAudio(frame);
+        for (const frame of verdict.release) {
+          // A listener of one released frame may have ended the request (abort): the rest are not emitted.
+          if ((this.#phase as (typeof Phase)[keyof typeof Phase]) === Phase.failed) return;
+          this.#emitAudio(frame);
+        }
         return;
       }
       case 'warning':

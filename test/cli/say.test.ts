@@ -7,7 +7,7 @@ import { main } from '../../src/cli/main.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { espeakAvailable } from '../../src/server/engines/index.js';
 import { fakeIo } from '../helpers/fake-io.js';
-import { TONE_RATE } from '../helpers/dialect.js';
+import { TONE_RATE, withoutDeploymentNotes } from '../helpers/dialect.js';
 
 let server: ReferenceServer;
 let dir: string;
@@ -29,7 +29,7 @@ describe('voxpipe say', () => {
     const out = join(dir, 'x.pcm');
     const io = fakeIo(env());
     const code = await main(['say', 'Hello from voxpipe. A second sentence follows here.', '--format', 'pcm', '--out', out, '--json'], io);
-    expect(io.err()).toBe('');
+    expect(withoutDeploymentNotes(io.err())).toBe('');
     expect(code).toBe(0);
     const lines = io.out().trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -106,7 +106,7 @@ describe('voxpipe say', () => {
     const io = fakeIo(env());
     const exit = await main(['say', 'Hello.', '--out', join(dir, 'e.pcm'), ...args], io);
     expect(exit).not.toBe(0);
-    const lines = io.err().trim().split('\n');
+    const lines = withoutDeploymentNotes(io.err()).trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(code);
     expect(io.out()).toBe('');
@@ -116,14 +116,14 @@ describe('voxpipe say', () => {
     const io = fakeIo(env('sk-test-empty'));
     const exit = await main(['say', 'Hello.', '--out', join(dir, 'q.pcm')], io);
     expect(exit).toBe(1);
-    expect(io.err()).toMatch(/^voxpipe: error quota_exceeded/);
+    expect(withoutDeploymentNotes(io.err())).toMatch(/^voxpipe: error quota_exceeded/);
   });
 
   it('an invalid key is a 401 at the handshake: one line, no key in it', async () => {
     const io = fakeIo(env('sk-wrong-key-123456'));
     const exit = await main(['say', 'Hello.', '--out', join(dir, 'k.pcm'), '--transport', 'realtime'], io);
     expect(exit).toBe(1);
-    expect(io.err().trim().split('\n')).toHaveLength(1);
+    expect(withoutDeploymentNotes(io.err()).trim().split('\n')).toHaveLength(1);
     expect(io.err()).toMatch(/unauthorized|authentication_failed|401/);
     expect(io.err()).not.toContain('sk-wrong-key-123456');
   });

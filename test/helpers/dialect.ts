@@ -5,7 +5,43 @@
  * then say that rate, not ours.
  */
 import { dialectOf } from '../../src/server/dialect.js';
+import { drawRandomDialect, isRandomDialectName } from '../../src/server/dialect-random.js';
 import { TONE_SAMPLE_RATE } from '../../src/server/engines/tone.js';
 
 /** PCM rate of the tone engine's audio under this suite's dialect. */
 export const TONE_RATE = dialectOf().sampleRate ?? TONE_SAMPLE_RATE;
+
+/**
+ * The dialect refuses its capabilities document (403, 500) or serves one
+ * that cannot be parsed: the client treats it as absent after one
+ * `capabilities_unusable` warning (issue 24 item 5).
+ */
+export const CAPABILITIES_UNUSABLE = (['refused-403', 'refused-500', 'unparseable'] as const).some((c) => c === dialectOf().capabilities);
+
+const DIALECT = process.env['VOXPIPE_DIALECT'] || 'reference';
+
+/**
+ * The dialect numbers audio with steps drawn at random (legal: spec 6 says
+ * only "increasing"): the client cannot learn a step, gives the gaps up and
+ * says so once per connection (`audio_sequence_gap`); the byte counts still
+ * decide whether audio is missing.
+ */
+export const SKIPPING_NUMBERING = isRandomDialectName(DIALECT) && drawRandomDialect(DIALECT).realtime.sequence.step === 'random';
+
+/** Warning codes without the `audio_sequence_gap` notes such numbering earns, and only under such a dialect. */
+export function withoutNumberingNotes(codes: readonly string[]): string[] {
+  return SKIPPING_NUMBERING ? codes.filter((c) => c !== 'audio_sequence_gap') : [...codes];
+}
+
+/**
+ * Standard error of a CLI run without the notes a legal deployment earns,
+ * and only under a dialect that earns them (anywhere else they stay and
+ * fail the assertion): the one `capabilities_unusable` warning of refused
+ * or garbled capabilities, the `audio_sequence_gap` warning of numbering
+ * that skips at random.
+ */
+export function withoutDeploymentNotes(err: string): string {
+  let out = CAPABILITIES_UNUSABLE ? err.replace(/^voxpipe: warning capabilities_unusable:.*\n/m, '') : err;
+  if (SKIPPING_NUMBERING) out = out.replace(/^voxpipe: warning audio_sequence_gap:.*\n/gm, '');
+  return out;
+}

@@ -3,7 +3,7 @@
  * dropped, gaps given up once the window is full or the segment ends.
  */
 import { describe, expect, it } from 'vitest';
-import { AudioOrder, describeGaps, SequenceWindow } from '../../src/realtime/sequence-window.js';
+import { AudioOrder, describeGaps, SequenceWindow, type SequenceGap } from '../../src/realtime/sequence-window.js';
 
 function feed(window: SequenceWindow<string>, sequences: number[]): { out: number[]; gaps: string[]; dupes: number[]; late?: number[] } {
   const out: number[] = [];
@@ -54,16 +54,38 @@ describe('SequenceWindow', () => {
 
   it('once a gap was skipped, the window holds nothing more (numbering with gaps is legal)', () => {
     const w = new SequenceWindow<string>(1);
-    expect(feed(w, [1, 3, 5, 7, 9])).toEqual({ out: [1, 3, 5, 7, 9], gaps: ['2, 4', '6', '8'], dupes: [] });
+    expect(feed(w, [1, 3, 6, 8, 11])).toEqual({ out: [1, 3, 6, 8, 11], gaps: ['2, 4-5', '7', '9-10'], dupes: [] });
     expect(w.held).toBe(0);
   });
 
   it('drain releases everything held and names each gap', () => {
     const w = new SequenceWindow<string>(8);
-    feed(w, [1, 4, 7, 8]);
+    feed(w, [1, 4, 8, 9]);
     const v = w.drain();
-    expect(v.release).toEqual(['f4', 'f7', 'f8']);
-    expect(describeGaps(v.gaps)).toBe('2-3, 5-6');
+    expect(v.release).toEqual(['f4', 'f8', 'f9']);
+    expect(describeGaps(v.gaps)).toBe('2-3, 5-7');
+  });
+
+  it('a numbering with a constant step (2, 10) is learnt: one frame held once, no gap, nothing lost', () => {
+    const w = new SequenceWindow<string>(16);
+    expect(feed(w, [7, 9, 11, 13, 15])).toEqual({ out: [7, 9, 11, 13, 15], gaps: [], dupes: [] });
+    expect(w.held).toBe(0);
+    expect(w.step).toBe(2);
+    expect(feed(new SequenceWindow(16, 4294967303), [4294967303, 4294967313, 4294967323, 4294967333]).gaps).toEqual([]);
+  });
+
+  it('a segment of two frames in a step of 2 ends: the step is learnt at the drain, no gap', () => {
+    const w = new SequenceWindow<string>(16, 4294967303);
+    expect(feed(w, [4294967303, 4294967305]).out).toEqual([4294967303]);
+    const v = w.drain();
+    expect(v.release).toEqual(['f4294967305']);
+    expect(v.gaps).toEqual([]);
+    expect(w.step).toBe(2);
+  });
+
+  it('a step learnt by chance and then broken: the frame between two steps is released in order, never late', () => {
+    const w = new SequenceWindow<string>(16);
+    expect(feed(w, [10, 12, 14, 15, 17, 18])).toEqual({ out: [10, 12, 14, 15, 17, 18], gaps: ['16'], dupes: [] });
   });
 
   it('window 0 never holds: every gap is reported at once, a frame behind is late', () => {
@@ -72,6 +94,34 @@ describe('SequenceWindow', () => {
 });
 
 describe('AudioOrder', () => {
+  it('numbering per segment from 7 in steps of 10: every segment starts again at 7, nothing held, no gap', () => {
+    const o = new AudioOrder<string>(16);
+    const out: string[] = [];
+    const gaps: SequenceGap[] = [];
+    for (const [seg, seq] of [['a', 7], ['a', 17], ['a', 27], ['a', 37], ['b', 7], ['b', 17], ['c', 7]] as const) {
+      const v = o.push(seg, seq, `${seg}${seq}`);
+      out.push(...v.release);
+      gaps.push(...v.gaps);
+    }
+    expect(out).toEqual(['a7', 'a17', 'a27', 'a37', 'b7', 'b17', 'c7']);
+    expect(gaps).toEqual([]);
+    expect(o.held).toBe(0);
+  });
+
+  it('a step learnt on one segment carries to the next (numbering per request, step 2): nothing held, no gap', () => {
+    const o = new AudioOrder<string>(16);
+    const out: string[] = [];
+    const gaps: SequenceGap[] = [];
+    for (const [seg, seq] of [['a', 7], ['a', 9], ['a', 11], ['b', 13], ['b', 15], ['c', 17]] as const) {
+      const v = o.push(seg, seq, `${seg}${seq}`);
+      out.push(...v.release);
+      gaps.push(...v.gaps);
+    }
+    expect(out).toEqual(['a7', 'a9', 'a11', 'b13', 'b15', 'c17']);
+    expect(gaps).toEqual([]);
+    expect(o.held).toBe(0);
+  });
+
   it('counts the frames held over all segments, through pushes and drains', () => {
     const order = new AudioOrder<string>(8);
     order.push('a', 1, 'a1');

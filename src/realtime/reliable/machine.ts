@@ -685,7 +685,11 @@ export class ReliableMachine {
     this.#reportGaps(verdict.gaps);
     // Audio released past skipped sequences: a hole before it cannot be filled in by a new attempt.
     if (verdict.gaps.length > 0) for (const frame of verdict.release) conn.skippedPast.add(frame.segment_id);
-    for (const frame of verdict.release) this.#onOrderedAudio(conn, frame);
+    for (const frame of verdict.release) {
+      // A listener of one released frame may end the request (abort, barge-in): the rest are not emitted.
+      if (TERMINAL.has(this.#phase) || this.#conn !== conn) return;
+      this.#onOrderedAudio(conn, frame);
+    }
   }
 
   #reportGaps(gaps: readonly SequenceGap[]): void {

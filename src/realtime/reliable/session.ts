@@ -332,7 +332,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   #onMachineEvent(event: MachineEvent): void {
     switch (event.type) {
       case 'ready':
-        this.#ready = readyInfoFrom(event.ready);
+        this.#ready = readyInfoFrom(event.ready, this.requestId);
         this.#timings.readyMs ??= performance.now();
         this.emit('ready', this.#ready);
         this.#openWaiter?.resolve(this.#ready);
