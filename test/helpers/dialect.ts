@@ -45,3 +45,14 @@ export function withoutDeploymentNotes(err: string): string {
   if (SKIPPING_NUMBERING) out = out.replace(/^voxpipe: warning audio_sequence_gap:.*\n/gm, '');
   return out;
 }
+
+const FRAMES = isRandomDialectName(DIALECT) ? drawRandomDialect(DIALECT).realtime.frames : undefined;
+
+/**
+ * How many of the engine's audio frames the dialect sends as one (1: as
+ * made). A deployment that merges frames sends fewer of them, and holds a
+ * segment's last audio until the event after it: fault positions counted in
+ * frames scale by this, and no cut can fall between a segment's last audio
+ * and its `segment_completed` there.
+ */
+export const FRAMES_MERGED = FRAMES?.kind === 'merge' ? FRAMES.count : 1;
