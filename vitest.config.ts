@@ -71,6 +71,10 @@ export default defineConfig({
   test: {
     // Integration tests start real servers on port 0; two cores on CI.
     pool: 'forks',
+    // Vitest's default is one worker fewer than the cores: one on CI's two.
+    // Most files wait on sockets and timers, not the CPU, so two run side
+    // by side.
+    maxWorkers: 2,
     // Fails a test file that writes an API key to its output (issue 14).
     setupFiles: ['test/setup/secret-scan.ts'],
     testTimeout: 30_000, // 30 s: espeak warm-up and ffmpeg on a slow CI machine
