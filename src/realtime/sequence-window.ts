@@ -322,7 +322,14 @@ export class AudioOrder<T> {
 
   #firstOf(sequence: number): number {
     const highest = this.#highest;
-    if (highest === undefined) return this.#firstExpected;
+    if (highest === undefined) {
+      // A resumed connection's count after the last one's highest is a floor,
+      // not the start: frames the server numbered but the dropped connection
+      // never delivered (re-sent by the resume, their bytes counted by the
+      // ledger) leave a hole that is not a gap of this connection.
+      const resumed = this.#firstExpected > 1 && Number.isSafeInteger(sequence) && sequence > this.#firstExpected;
+      return resumed ? sequence : this.#firstExpected;
+    }
     // A new segment's frame at a sequence already used on this connection:
     // the deployment counts per segment.
     if (Number.isSafeInteger(sequence) && sequence <= highest) this.#perSegment = true;

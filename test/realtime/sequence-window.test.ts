@@ -162,4 +162,13 @@ describe('AudioOrder', () => {
     expect(order([['a', 1], ['a', 2]], 50)).toEqual({ out: ['a1', 'a2'], repeats: 0 });
     expect(order([['a', 50], ['a', 51]], 50)).toEqual({ out: ['a50', 'a51'], repeats: 0 });
   });
+
+  it('a resumed connection whose count skipped what the dropped one never delivered: no frame held, no gap (found on drawn seed 2abf4094)', () => {
+    // The last connection saw up to 10; the server had numbered 11 to 13 into the drop.
+    const o = new AudioOrder<string>(16, 11);
+    const first = o.push('a', 14, 'a14');
+    expect(first).toEqual({ release: ['a14'], duplicate: false, gaps: [] });
+    expect(o.push('a', 15, 'a15')).toEqual({ release: ['a15'], duplicate: false, gaps: [] });
+    expect(o.held).toBe(0);
+  });
 });
