@@ -67,7 +67,7 @@ async function accountsFile(seed: Record<string, unknown>): Promise<string> {
 
 /** `voxpipe serve` on the schema; resolves at its listening line. */
 async function serve(schema: string, accounts: string, env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--engine', 'tone', '--allow-private-urls', '--database', DATABASE_URL!, '--database-schema', schema, '--accounts', accounts], {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--engine', 'tone', '--allow-private-urls', '--database', DATABASE_URL!, '--database-schema', schema, '--accounts', accounts], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });

@@ -65,7 +65,7 @@ interface Served {
 
 /** `voxpipe serve` with `args` on the schema; resolves at its listening line. */
 async function serve(schema: string, args: string[]): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--engine', 'tone', '--database', DATABASE_URL!, '--database-schema', schema, '--accounts', accounts, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--engine', 'tone', '--database', DATABASE_URL!, '--database-schema', schema, '--accounts', accounts, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   const line = await new Promise<string>((resolve, reject) => {
