@@ -25,13 +25,13 @@
  * This module loads no server code: the daemon's side is `daemon-entry.ts`.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VoxpipeError } from '../errors.js';
+import { lockHolderAlive, tryLockFile } from '../server/store/lock.js';
 
 export const STATE_FILE = 'daemon.json';
 export const START_LOCK = 'daemon.start';
@@ -293,21 +293,11 @@ export async function connectDaemon(directory: string, options: ConnectOptions):
 /** Take `DIR/daemon.start` (created exclusively); 'busy' while a live process holds it. */
 async function takeStartLock(dir: string): Promise<(() => Promise<void>) | 'busy'> {
   const path = join(dir, START_LOCK);
-  const content = `${process.pid} ${randomBytes(8).toString('hex')}\n`;
-  try {
-    const handle = await open(path, 'wx', 0o600);
-    await handle.writeFile(content);
-    await handle.close();
-    return async () => {
-      if ((await readFile(path, 'utf8').catch(() => '')) === content) await unlink(path).catch(() => undefined);
-    };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  const held = await readFile(path, 'utf8').catch(() => undefined);
+  const got = await tryLockFile(path, 0o600);
+  if ('release' in got) return got.release;
+  const held = got.held;
   if (held === undefined || held === '') return 'busy'; // released meanwhile, or being written
-  const pid = Number.parseInt(held.split(' ')[0] ?? '', 10);
-  if (Number.isSafeInteger(pid) && pid > 0 && alive(pid)) return 'busy';
+  if (lockHolderAlive(held)) return 'busy';
   // Stale (its process died while starting the daemon): only that content is removed.
   if ((await readFile(path, 'utf8').catch(() => '')) === held) await unlink(path).catch(() => undefined);
   return 'busy';

@@ -41,23 +41,43 @@ function ownerOf(content: string): number {
   return Number.isSafeInteger(pid) && pid > 0 ? pid : 0;
 }
 
+/** A lock file taken (the function that releases it), or held: what it holds ('' while being written; undefined when it went meanwhile). */
+export type LockAttempt = { release: () => Promise<void> } | { held: string | undefined };
+
+/**
+ * Create `path` exclusively, holding this process's pid and a nonce. Its
+ * release removes only this content, never a lock a later owner took over.
+ */
+export async function tryLockFile(path: string, mode = 0o666): Promise<LockAttempt> {
+  const content = `${process.pid} ${randomBytes(8).toString('hex')}\n`;
+  try {
+    const handle = await open(path, 'wx', mode);
+    await handle.writeFile(content);
+    await handle.close();
+    return {
+      release: async () => {
+        if ((await readFile(path, 'utf8').catch(() => '')) === content) await unlink(path).catch(() => undefined);
+      },
+    };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  return { held: await readFile(path, 'utf8').catch(() => undefined) };
+}
+
+/** The process named by a lock's content is running. */
+export function lockHolderAlive(content: string): boolean {
+  const pid = ownerOf(content);
+  return pid !== 0 && alive(pid);
+}
+
 /** Take the directory's lock; resolves to the function that releases it. */
 export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   const path = join(dir, LOCK_FILE);
-  const content = `${process.pid} ${randomBytes(8).toString('hex')}\n`;
   for (let attempt = 0; attempt < 5; attempt++) {
-    try {
-      const handle = await open(path, 'wx');
-      await handle.writeFile(content);
-      await handle.close();
-      return async () => {
-        // Only our own lock: never one a later owner took over.
-        if ((await readFile(path, 'utf8').catch(() => '')) === content) await unlink(path).catch(() => undefined);
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const held = await readFile(path, 'utf8').catch(() => undefined);
+    const got = await tryLockFile(path);
+    if ('release' in got) return got.release;
+    const held = got.held;
     if (held === undefined) continue; // released meanwhile
     const pid = ownerOf(held);
     // A lock still being written (empty) counts as held: its writer is alive.
