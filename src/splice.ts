@@ -33,7 +33,7 @@
  * no byte counters of its own: it asks its ledger (`MachinePort.heardBytes`).
  */
 import { AudioIncompleteError, VoxpipeError } from './errors.js';
-import { frameBytes, type AudioFormat, type PcmInfo } from './protocol/audio.js';
+import { type AudioFormat, type PcmInfo } from './protocol/audio.js';
 import { probeEncodedLayout } from './protocol/audio-probe.js';
 import { HttpAudioErrorCode } from './protocol/codes.js';
 import { wavHeaderLength } from './protocol/wav.js';
@@ -71,17 +71,21 @@ export interface Splice<T extends Uint8Array = Uint8Array> {
 }
 
 /**
- * Splice one payload of a segment. `frameBytes` (channels x bytes per
- * sample) keeps a `continue` skip on a sample boundary.
+ * Splice one payload of a segment. A `continue` skips exactly the bytes the
+ * listener has, even mid-sample: the listener's stream already holds that
+ * part of the sample, so byte N of the new attempt is what it needs next.
+ * (Rounding the skip down to a sample boundary repeated the bytes of a part
+ * sample and shifted everything after it: a deployment that cuts frames at
+ * odd sizes, drawn seed 885eff6e.)
  */
-export function splice<T extends Uint8Array>(cursor: SpliceCursor, payload: T, policy: PartialSegmentPolicy, frameBytes = 1): Splice<T> {
+export function splice<T extends Uint8Array>(cursor: SpliceCursor, payload: T, policy: PartialSegmentPolicy): Splice<T> {
   if (payload.byteLength === 0) return { data: payload };
   if (policy === PartialSegmentPolicy.restart) {
     return cursor.received === 0 && cursor.emitted > 0 ? { data: payload, restart: { droppedBytes: cursor.emitted } } : { data: payload };
   }
   const already = cursor.emitted - cursor.received;
   if (already <= 0) return { data: payload };
-  const skip = Math.min(already - (already % frameBytes), payload.byteLength);
+  const skip = Math.min(already, payload.byteLength);
   // subarray of a Buffer is a Buffer.
   return { data: skip > 0 ? (payload.subarray(skip) as T) : payload };
 }
@@ -204,7 +208,7 @@ export class AudioLedger {
     if (header > 0) s.headerBytes = header;
     const keepHeader = header > 0 && this.#bytes === 0;
     const payload = header > 0 ? chunk.data.subarray(header) : chunk.data;
-    const cut = splice({ emitted: s.audioBytes, received: s.attemptBytes }, payload, this.#policy ?? defaultPartialPolicy(chunk.format), frameBytes(chunk));
+    const cut = splice({ emitted: s.audioBytes, received: s.attemptBytes }, payload, this.#policy ?? defaultPartialPolicy(chunk.format));
     s.attemptBytes += payload.length;
     if (cut.restart) s.audioBytes = 0;
     s.audioBytes += cut.data.length;
