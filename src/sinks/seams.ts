@@ -16,6 +16,7 @@
  * The policy is for playback only: a file, stdout or the stream's summary
  * keep the service's bytes (nothing here is applied to them).
  */
+import { Pcm16Reader } from '../protocol/pcm16.js';
 
 /** Default: a sample below 1% of full scale (-40 dBFS) is silence. */
 export const DEFAULT_SILENCE_THRESHOLD = 328;
@@ -234,7 +235,7 @@ export function smoothSeams(pcm: Int16Array, boundaries: readonly number[], samp
  */
 export async function* smoothSeamChunks(chunks: AsyncIterable<{ data: Buffer; segmentId: string; sampleRate: number; channels: number; format: string }>, policy: SeamPolicy = {}): AsyncGenerator<Buffer> {
   let smoother: SeamSmoother | undefined;
-  let carry: Buffer | undefined;
+  const pcm16 = new Pcm16Reader(); // chunks may end mid-sample
   const toBuffer = (x: Int16Array) => {
     const b = Buffer.alloc(x.length * 2);
     for (let i = 0; i < x.length; i++) b.writeInt16LE(x[i]!, i * 2);
@@ -247,14 +248,7 @@ export async function* smoothSeamChunks(chunks: AsyncIterable<{ data: Buffer; se
       continue;
     }
     smoother ??= new SeamSmoother(chunk.sampleRate, policy);
-    let data = carry ? Buffer.concat([carry, chunk.data]) : chunk.data;
-    carry = undefined;
-    if (data.length % 2) {
-      carry = data.subarray(data.length - 1);
-      data = data.subarray(0, data.length - 1);
-    }
-    const samples = new Int16Array(data.length / 2);
-    for (let i = 0; i < samples.length; i++) samples[i] = data.readInt16LE(i * 2);
+    const samples = pcm16.push(chunk.data);
     const out = smoother.push(chunk.segmentId, samples);
     if (out.length > 0) yield toBuffer(out);
   }

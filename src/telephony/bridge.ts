@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import { TimeoutError, VoxpipeError } from '../errors.js';
 import type { AudioChunk } from '../protocol/audio.js';
+import { Pcm16Reader } from '../protocol/pcm16.js';
 import type { SpeechStream } from '../stream/speech-stream.js';
 import { decodeG711, encodeG711, g711Silence, G711Law } from './g711.js';
 import { FRAME_BYTES, FRAME_MS, MediaEncoding, TELEPHONY_SAMPLE_RATE, formatOutbound, parseInbound, MediaStreamMessageError, type InboundMessage, type OutboundMessage, type StartInfo } from './protocol.js';
@@ -358,7 +359,7 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
   async #pump(turn: Turn, texts: Map<string, string>): Promise<void> {
     let resampler: Resampler | undefined;
     let rate = 0;
-    let carry: Buffer | undefined; // an odd byte left from a chunk
+    const pcm16 = new Pcm16Reader(); // chunks may end mid-sample
     let pending = new Uint8Array(0); // encoded bytes not yet a whole frame
     let sourceSamples = 0;
     let boundaries: number[] = []; // segment ends (8 kHz samples) not yet marked
@@ -410,14 +411,7 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
         seg = { segmentId: chunk.segmentId, text: texts.get(chunk.segmentId), sourceStart: sourceSamples, sourceSamples: 0, pcm: [], start8k: Resampler.outputLength(sourceSamples, rate, TELEPHONY_SAMPLE_RATE), end8k: undefined };
         turn.segments.push(seg);
       }
-      let data = carry ? Buffer.concat([carry, chunk.data]) : chunk.data;
-      carry = undefined;
-      if (data.length % 2) {
-        carry = data.subarray(data.length - 1);
-        data = data.subarray(0, data.length - 1);
-      }
-      const samples = new Int16Array(data.length / 2);
-      for (let i = 0; i < samples.length; i++) samples[i] = data.readInt16LE(i * 2);
+      const samples = pcm16.push(chunk.data);
       seg.sourceSamples += samples.length;
       seg.pcm.push(samples);
       sourceSamples += samples.length;
