@@ -5,24 +5,22 @@
  * and a job cut mid-work ends once, charged once. (What every store keeps
  * across a reopen: contract.test.ts.)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteStore } from '../../../src/server/store/pglite.js';
 import { PostgresStore } from '../../../src/server/store/postgres.js';
 import type { SqlStore } from '../../../src/server/store/sql.js';
-import { randomBytes } from 'node:crypto';
 import { startServer } from '../../../src/server/index.js';
 import { createSpeechStream } from '../../../src/speech.js';
-import type { ServiceConfig } from '../../../src/config.js';
 import { speakText } from '../../helpers/speak.js';
 import { serviceConfigOf } from '../../../src/service.js';
 import { createClient } from '../../../src/http/index.js';
+import { available, DATABASE_URL, skipped, testSchemas } from '../../helpers/postgres.js';
+import { spawnServe } from '../../helpers/serve-process.js';
 
-const BIN = fileURLToPath(new URL('../../../bin/voxpipe.js', import.meta.url));
 const KEY = 'sk-pglite-test';
 let dir: string;
 beforeAll(async () => {
@@ -30,12 +28,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
-  if (!DATABASE_URL) return;
-  const { default: pg } = await import('pg');
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  await admin.connect();
-  for (const name of ['served', 'jobs']) await admin.query(`drop schema if exists ${schemaOf(name)} cascade`);
-  await admin.end();
 });
 
 /** Where a served store lives: `serve` arguments for a name, and the store itself to inspect afterwards. */
@@ -44,32 +36,18 @@ interface Backend {
   open(name: string): Promise<SqlStore>;
 }
 
-const DATABASE_URL = process.env['VOXPIPE_TEST_DATABASE_URL'];
-const RUN = randomBytes(4).toString('hex');
-const schemaOf = (name: string) => `voxpipe_kill_${name}_${RUN}`;
+const schemaOf = testSchemas('kill');
 const BACKENDS: [string, Backend, boolean][] = [
   ['--data DIR (PGlite)', { args: (name) => ['--data', join(dir, name)], open: (name) => PgliteStore.open(join(dir, name)) }, true],
   [
-    DATABASE_URL ? '--database URL (PostgreSQL)' : '--database URL (PostgreSQL; skipped: no PostgreSQL reachable, set VOXPIPE_TEST_DATABASE_URL)',
+    `--database URL (PostgreSQL)${skipped}`,
     { args: (name) => ['--database', DATABASE_URL!, '--database-schema', schemaOf(name)], open: (name) => PostgresStore.open(DATABASE_URL!, { schema: schemaOf(name) }) },
-    DATABASE_URL !== undefined,
+    available,
   ],
 ];
 
-async function serve(where: string[], accounts: string, port = 0): Promise<{ child: ChildProcess; config: ServiceConfig }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--engine', 'tone', '--port', String(port), ...where, '--accounts', accounts, '--faults', '{"latencyMs":15}'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stderr!.resume();
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('\n')) resolve(out.split('\n')[0]!);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-  });
-  const l = JSON.parse(line) as Record<string, string>;
-  return { child, config: { apiKey: KEY, baseUrl: l['baseUrl']!, rootUrl: l['rootUrl']!, wsUrl: l['wsUrl']!, rtHttpUrl: l['rtHttpUrl']! } };
-}
+/** `voxpipe serve` on the store `where` names, on `port` (0: any). */
+const serve = (where: string[], accounts: string, port = 0) => spawnServe(KEY, ['--engine', 'tone', '--port', String(port), ...where, '--accounts', accounts, '--faults', '{"latencyMs":15}']);
 
 describe.each(BACKENDS)('voxpipe serve %s, killed with SIGKILL mid-request', (_name, backend, available) => {
   it.runIf(available)('restarted on the same store and port: the client resumes byte-exact, one charge per segment', { timeout: 120_000 }, async () => {

@@ -10,32 +10,22 @@
  * (VOXPIPE_TEST_DATABASE_URL; `.ci/run` sets one up): without one the tests
  * are skipped, and their titles say so.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REALTIME_PATHS } from '../../../src/protocol/constants.js';
 import { WEBHOOK_ATTEMPT_HEADER, WEBHOOK_EVENT_ID_HEADER } from '../../../src/protocol/webhooks.js';
 import { PostgresStore } from '../../../src/server/store/postgres.js';
+import { DATABASE_URL, available, skipped, testSchemas } from '../../helpers/postgres.js';
 import { RealtimeTestClient } from '../../helpers/realtime-client.js';
+import { spawnServe, stopServe } from '../../helpers/serve-process.js';
 import { VOICE } from '../rest/helpers.js';
 
-const DATABASE_URL = process.env['VOXPIPE_TEST_DATABASE_URL'];
-const available = DATABASE_URL !== undefined;
-const SKIPPED = available ? '' : ' (skipped: no PostgreSQL reachable; set VOXPIPE_TEST_DATABASE_URL=postgres://user:password@host:port/database)';
-const BIN = fileURLToPath(new URL('../../../bin/voxpipe.js', import.meta.url));
 const KEY = 'sk-shared-deliveries';
-const RUN = randomBytes(4).toString('hex');
-const schemas: string[] = [];
-const schemaFor = (name: string) => {
-  const schema = `voxpipe_deliv_${name}_${RUN}`;
-  schemas.push(schema);
-  return schema;
-};
+const schemaFor = testSchemas('deliv');
 
 let dir: string;
 beforeAll(async () => {
@@ -43,21 +33,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
-  if (!available) return;
-  const { default: pg } = await import('pg');
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  await admin.connect();
-  for (const schema of schemas) await admin.query(`drop schema if exists ${schema} cascade`);
-  await admin.end();
 });
-
-interface Served {
-  child: ChildProcess;
-  baseUrl: string;
-  rootUrl: string;
-  wsUrl: string;
-  rtHttpUrl: string;
-}
 
 async function accountsFile(seed: Record<string, unknown>): Promise<string> {
   const file = join(dir, `accounts-${randomBytes(3).toString('hex')}.json`);
@@ -65,37 +41,14 @@ async function accountsFile(seed: Record<string, unknown>): Promise<string> {
   return file;
 }
 
-/** `voxpipe serve` on the schema; resolves at its listening line. */
-async function serve(schema: string, accounts: string, env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--engine', 'tone', '--allow-private-urls', '--database', DATABASE_URL!, '--database-schema', schema, '--accounts', accounts], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('\n')) resolve(out.split('\n')[0]!);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-  const l = JSON.parse(line) as Record<string, string>;
-  return { child, baseUrl: l['baseUrl']!, rootUrl: l['rootUrl']!, wsUrl: l['wsUrl']!, rtHttpUrl: l['rtHttpUrl']! };
-}
-
-async function stop(served: Served, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (served.child.exitCode !== null || served.child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => served.child.once('exit', () => resolve()));
-  served.child.kill(signal);
-  await exited;
-}
+/** `voxpipe serve` on the schema. */
+const serve = async (schema: string, accounts: string, env: Record<string, string> = {}) =>
+  spawnServe(KEY, ['--engine', 'tone', '--allow-private-urls', '--database', DATABASE_URL!, '--database-schema', schema, '--accounts', accounts], env);
 
 const auth = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe(`webhook deliveries on a store shared by two processes${SKIPPED}`, () => {
+describe(`webhook deliveries on a store shared by two processes${skipped}`, () => {
   it.runIf(available)('a process killed with a retry pending: the delivery arrives once, from the other', { timeout: 90_000 }, async () => {
     // The receiver refuses the first attempt; every later one is accepted.
     const arrivals: { eventId: string; attempt: string; at: number }[] = [];
@@ -118,15 +71,15 @@ describe(`webhook deliveries on a store shared by two processes${SKIPPED}`, () =
     const a = await serve(schema, accounts, env);
     const b = await serve(schema, accounts, env);
     try {
-      const voices = (await (await fetch(`${a.baseUrl}/voices`, { headers: auth })).json()) as Record<string, unknown>;
+      const voices = (await (await fetch(`${a.config.baseUrl}/voices`, { headers: auth })).json()) as Record<string, unknown>;
       const list = (voices['voices'] ?? voices['data'] ?? voices['items'] ?? voices) as { voiceId?: string; voice_id?: string; id?: string }[];
       const voiceId = list[0]?.voiceId ?? list[0]?.voice_id ?? list[0]?.id;
-      const created = await fetch(`${a.baseUrl}/speech/tts/jobs`, { method: 'POST', headers: auth, body: JSON.stringify({ text: 'A job whose webhook outlives its process.', voiceId }) });
+      const created = await fetch(`${a.config.baseUrl}/speech/tts/jobs`, { method: 'POST', headers: auth, body: JSON.stringify({ text: 'A job whose webhook outlives its process.', voiceId }) });
       expect(created.status).toBe(202);
       await first;
       // The first attempt was refused: A keeps the schedule, then dies before the retry is due.
       await sleep(500);
-      await stop(a, 'SIGKILL');
+      await stopServe(a, 'SIGKILL');
       const killedAt = Date.now();
       for (let i = 0; i < 200 && arrivals.length < 2; i++) await sleep(50);
       // Nothing more after the accepted one.
@@ -143,14 +96,14 @@ describe(`webhook deliveries on a store shared by two processes${SKIPPED}`, () =
         await store.close();
       }
     } finally {
-      await stop(a);
-      await stop(b);
+      await stopServe(a);
+      await stopServe(b);
       receiver.close();
     }
   });
 });
 
-describe(`browser tickets and holds on two processes${SKIPPED}`, () => {
+describe(`browser tickets and holds on two processes${skipped}`, () => {
   it.runIf(available)('a ticket redeemed on both processes at once authenticates one connection', { timeout: 90_000 }, async () => {
     const schema = schemaFor('ticket');
     const accounts = await accountsFile({});
@@ -159,12 +112,12 @@ describe(`browser tickets and holds on two processes${SKIPPED}`, () => {
     const clients: RealtimeTestClient[] = [];
     try {
       for (let round = 0; round < 3; round++) {
-        const res = await fetch(`${a.rtHttpUrl}${REALTIME_PATHS.browserTickets}`, { method: 'POST', headers: auth, body: JSON.stringify({ origin: 'https://app.example.com' }) });
+        const res = await fetch(`${a.config.rtHttpUrl}${REALTIME_PATHS.browserTickets}`, { method: 'POST', headers: auth, body: JSON.stringify({ origin: 'https://app.example.com' }) });
         expect(res.status).toBe(200);
         const token = ((await res.json()) as { ticket: string }).ticket;
         // The ticket is bound to the Host it was asked from: both upgrades name A's.
-        const host = new URL(a.rtHttpUrl).host;
-        const pair = await Promise.all([a, b].map((s) => RealtimeTestClient.connect(s.wsUrl, { headers: { Origin: 'https://app.example.com', Host: host } })));
+        const host = new URL(a.config.rtHttpUrl).host;
+        const pair = await Promise.all([a, b].map((s) => RealtimeTestClient.connect(s.config.wsUrl, { headers: { Origin: 'https://app.example.com', Host: host } })));
         clients.push(...pair);
         for (const client of pair) client.send({ event: 'auth', event_id: 'a1', token });
         const outcomes = await Promise.all(pair.map((client) => Promise.race([client.next('authenticated').then(() => 'authenticated'), client.next('error').then((e) => String(e['code']))])));
@@ -172,8 +125,8 @@ describe(`browser tickets and holds on two processes${SKIPPED}`, () => {
       }
     } finally {
       for (const c of clients) c.close();
-      await stop(a);
-      await stop(b);
+      await stopServe(a);
+      await stopServe(b);
     }
   });
 
@@ -185,7 +138,7 @@ describe(`browser tickets and holds on two processes${SKIPPED}`, () => {
     const b = await serve(schema, accounts);
     try {
       const statuses = await Promise.all(
-        Array.from({ length: 16 }, (_, i) => fetch(`${(i % 2 ? a : b).baseUrl}/speech/tts`, { method: 'POST', headers: auth, body: JSON.stringify({ text: 'ten chars.', voiceId: VOICE, format: 'wav' }) }).then(async (r) => (await r.arrayBuffer(), r.status))),
+        Array.from({ length: 16 }, (_, i) => fetch(`${(i % 2 ? a : b).config.baseUrl}/speech/tts`, { method: 'POST', headers: auth, body: JSON.stringify({ text: 'ten chars.', voiceId: VOICE, format: 'wav' }) }).then(async (r) => (await r.arrayBuffer(), r.status))),
       );
       expect(statuses.filter((s) => s === 200)).toHaveLength(7);
       expect(statuses.filter((s) => s === 402)).toHaveLength(9);
@@ -196,8 +149,8 @@ describe(`browser tickets and holds on two processes${SKIPPED}`, () => {
         await store.close();
       }
     } finally {
-      await stop(a);
-      await stop(b);
+      await stopServe(a);
+      await stopServe(b);
     }
   });
 });

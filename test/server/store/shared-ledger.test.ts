@@ -17,13 +17,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountFromSeed } from '../../../src/server/app.js';
 import { PostgresStore } from '../../../src/server/store/postgres.js';
+import { DATABASE_URL, available, skipped, testSchemas } from '../../helpers/postgres.js';
 
-const DATABASE_URL = process.env['VOXPIPE_TEST_DATABASE_URL'];
-const available = DATABASE_URL !== undefined;
-const SKIPPED = available ? '' : ' (skipped: no PostgreSQL reachable; set VOXPIPE_TEST_DATABASE_URL=postgres://user:password@host:port/database)';
 const DIST = fileURLToPath(new URL('../../../dist/server/', import.meta.url));
 const RUN = randomBytes(4).toString('hex');
-const schemas: string[] = [];
+const schemaFor = testSchemas('ledger');
 
 /** One process: open the store, say ready, and on "go" run `holds` holds of 1 credit at once; print what each did. */
 const CHILD = `
@@ -51,18 +49,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
-  if (!available) return;
-  const { default: pg } = await import('pg');
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  await admin.connect();
-  for (const schema of schemas) await admin.query(`drop schema if exists ${schema} cascade`);
-  await admin.end();
 });
 
+let accounts = 0;
 /** A schema whose account `u` has `credits`. */
 async function accountWith(credits: number): Promise<string> {
-  const schema = `voxpipe_ledger_${RUN}_${schemas.length}`;
-  schemas.push(schema);
+  const schema = schemaFor(`c${(accounts += 1)}`);
   const store = await PostgresStore.open(DATABASE_URL!, { schema });
   store.accounts.set('u', accountFromSeed({ apiKey: `sk-ledger-${RUN}`, userId: 'u', credits, apiQuota: 0 }));
   await store.close();
@@ -102,7 +94,7 @@ async function ledgerOf(schema: string): Promise<{ credits: number; held: string
   }
 }
 
-describe(`the ledger shared by two processes on PostgreSQL${SKIPPED}`, () => {
+describe(`the ledger shared by two processes on PostgreSQL${skipped}`, () => {
   it.runIf(available)('12 concurrent holds of 1 against a balance of 7: exactly 7 charged, the rest refused, the balance 0', { timeout: 60_000 }, async () => {
     const schema = await accountWith(7);
     const ids = (p: string) => Array.from({ length: 6 }, (_, i) => `${p}-${i}`);

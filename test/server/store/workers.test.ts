@@ -10,13 +10,11 @@
  * Needs a PostgreSQL (VOXPIPE_TEST_DATABASE_URL; `.ci/run` sets one up):
  * without one the tests are skipped, and their titles say so.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceConfig } from '../../../src/config.js';
 import { createClient } from '../../../src/http/index.js';
@@ -25,20 +23,12 @@ import { startServer, type ReferenceServer } from '../../../src/server/index.js'
 import { PostgresStore } from '../../../src/server/store/postgres.js';
 import { serviceConfigOf } from '../../../src/service.js';
 import { createSpeechStream } from '../../../src/speech.js';
+import { DATABASE_URL, available, skipped, testSchemas } from '../../helpers/postgres.js';
+import { BIN, spawnServe, stopServe, type ServeProcess } from '../../helpers/serve-process.js';
 import { speakText } from '../../helpers/speak.js';
 
-const DATABASE_URL = process.env['VOXPIPE_TEST_DATABASE_URL'];
-const available = DATABASE_URL !== undefined;
-const SKIPPED = available ? '' : ' (skipped: no PostgreSQL reachable; set VOXPIPE_TEST_DATABASE_URL=postgres://user:password@host:port/database)';
-const BIN = fileURLToPath(new URL('../../../bin/voxpipe.js', import.meta.url));
 const KEY = 'sk-workers-test';
-const RUN = randomBytes(4).toString('hex');
-const schemas: string[] = [];
-const schemaFor = (name: string) => {
-  const schema = `voxpipe_workers_${name}_${RUN}`;
-  schemas.push(schema);
-  return schema;
-};
+const schemaFor = testSchemas('workers');
 
 let dir: string;
 let accounts: string;
@@ -49,42 +39,13 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
-  if (!available) return;
-  const { default: pg } = await import('pg');
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  await admin.connect();
-  for (const schema of schemas) await admin.query(`drop schema if exists ${schema} cascade`);
-  await admin.end();
 });
 
-interface Served {
-  child: ChildProcess;
-  config: ServiceConfig;
-  stderr: () => string;
-}
+type Served = ServeProcess;
 
-/** `voxpipe serve` with `args` on the schema; resolves at its listening line. */
-async function serve(schema: string, args: string[]): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--engine', 'tone', '--database', DATABASE_URL!, '--database-schema', schema, '--accounts', accounts, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('\n')) resolve(out.split('\n')[0]!);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-  const l = JSON.parse(line) as Record<string, string>;
-  return { child, stderr: () => err, config: { apiKey: KEY, baseUrl: l['baseUrl']!, rootUrl: l['rootUrl']!, wsUrl: l['wsUrl']!, rtHttpUrl: l['rtHttpUrl']! } };
-}
-
-async function stop(served: Served): Promise<void> {
-  if (served.child.exitCode !== null || served.child.signalCode !== null) return;
-  served.child.kill('SIGTERM');
-  await new Promise<void>((resolve) => served.child.once('exit', () => resolve()));
-}
+/** `voxpipe serve` with `args` on the schema. */
+const serve = (schema: string, args: string[]) => spawnServe(KEY, ['--engine', 'tone', '--database', DATABASE_URL!, '--database-schema', schema, '--accounts', accounts, ...args]);
+const stop = (served: Served) => stopServe(served);
 
 /**
  * A TCP proxy in front of two processes: the first WebSocket upgrade goes to
@@ -138,7 +99,7 @@ async function liveCharges(schema: string, requestId: string): Promise<string[]>
   }
 }
 
-describe(`two voxpipe serve processes on one PostgreSQL${SKIPPED}`, () => {
+describe(`two voxpipe serve processes on one PostgreSQL${skipped}`, () => {
   it.runIf(available)('a request dropped on one process resumes on the other byte-exact, one charge per segment; status and task lists answer the same from both', { timeout: 120_000 }, async () => {
     const expected = await referenceAudio();
     const schema = schemaFor('pair');
@@ -191,7 +152,7 @@ describe(`two voxpipe serve processes on one PostgreSQL${SKIPPED}`, () => {
   });
 });
 
-describe(`a process killed mid-request, its peer alive${SKIPPED}`, () => {
+describe(`a process killed mid-request, its peer alive${skipped}`, () => {
   it.runIf(available)('the live process recovers the request and the client resumes on it byte-exact, one charge per segment', { timeout: 120_000 }, async () => {
     const expected = await referenceAudio();
     const schema = schemaFor('killed');
@@ -231,7 +192,7 @@ describe(`a process killed mid-request, its peer alive${SKIPPED}`, () => {
   });
 });
 
-describe(`a task on a store shared by several processes${SKIPPED}`, () => {
+describe(`a task on a store shared by several processes${skipped}`, () => {
   it.runIf(available)('runs on one process only; one whose process died runs once more on another, charged once', { timeout: 60_000 }, async () => {
     const schema = schemaFor('tasks');
     const opened: PostgresStore[] = [];
@@ -300,7 +261,7 @@ describe(`a task on a store shared by several processes${SKIPPED}`, () => {
   });
 });
 
-describe(`a client's key on a store shared by several processes${SKIPPED}`, () => {
+describe(`a client's key on a store shared by several processes${skipped}`, () => {
   it.runIf(available)('the same X-Request-Id or Idempotency-Key sent to two processes at once runs once, charged once', { timeout: 60_000 }, async () => {
     const schema = schemaFor('keys');
     const stores = [await PostgresStore.open(DATABASE_URL!, { schema }), await PostgresStore.open(DATABASE_URL!, { schema })];
@@ -340,7 +301,7 @@ describe(`a client's key on a store shared by several processes${SKIPPED}`, () =
   });
 });
 
-describe(`voxpipe serve --workers 2${SKIPPED}`, () => {
+describe(`voxpipe serve --workers 2${skipped}`, () => {
   it.runIf(available)('one port, one service: requests dropped on each worker resume byte-exact, charges add up across workers', { timeout: 120_000 }, async () => {
     const expected = await referenceAudio();
     const schema = schemaFor('cluster');
