@@ -19,9 +19,7 @@ import type { PartialSegmentPolicy } from './realtime/reliable/types.js';
 import { SpeechStream, type SpeechStreamOptions } from './stream/speech-stream.js';
 import { AbortError, type VoxpipeError } from './errors.js';
 import type { SegmentTransport, TransportChoice } from './transport.js';
-import { SyncTransport } from './stream/transports/sync.js';
-import { AsyncTransport } from './stream/transports/async.js';
-import { CompatTransport } from './stream/transports/compat.js';
+import { createHttpTransport } from './stream/transports/http-transports.js';
 import type { TokenSegmenterOptions } from './stream/token-segmenter.js';
 import { defined } from './defined.js';
 
@@ -116,9 +114,7 @@ export function createTransport(
     // Taking over a wav stream that already sent its header: no second header.
     ...(continuing && { wavHeader: false }),
   };
-  if (name === 'sync') return new SyncTransport(http);
-  if (name === 'async') return new AsyncTransport(http);
-  return new CompatTransport(http);
+  return createHttpTransport(name, http);
 }
 
 /**
