@@ -7,6 +7,7 @@
  * WAV `fmt ` chunk.
  */
 import { AudioFormat } from './audio.js';
+import { scanWav } from './wav.js';
 
 export interface EncodedLayout {
   sampleRate: number;
@@ -54,11 +55,8 @@ export function opusLayout(bytes: Uint8Array): EncodedLayout | undefined {
 }
 
 function wavLayout(bytes: Uint8Array): EncodedLayout | undefined {
-  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (b.length < 36 || b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WAVE') return undefined;
-  const fmt = b.indexOf('fmt ', 12, 'latin1');
-  if (fmt < 0 || fmt + 16 > b.length) return undefined;
-  return { channels: b.readUInt16LE(fmt + 10), sampleRate: b.readUInt32LE(fmt + 12) };
+  const scan = scanWav(bytes);
+  return scan.status === 'header' && scan.fmt ? { sampleRate: scan.fmt.sampleRate, channels: scan.fmt.channels } : undefined;
 }
 
 /** The layout `bytes` (the start of a stream in `format`) announce; undefined for pcm or when they do not say. */

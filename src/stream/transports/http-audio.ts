@@ -15,7 +15,7 @@
  */
 import { VoxpipeError } from '../../errors.js';
 import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
-import { buildWavHeader, scanWav, unsupportedFmt } from '../../protocol/wav.js';
+import { buildWavHeader, readWavHeader } from '../../protocol/wav.js';
 import { id3v2Length, mp3Layout, OPUS_DECODE_RATE, opusLayout, type EncodedLayout } from '../../protocol/audio-probe.js';
 
 export { HttpAudioErrorCode } from '../../protocol/codes.js';
@@ -130,11 +130,11 @@ export class SegmentAudioAssembler {
     let samples: Buffer;
     let declared: number | undefined;
     if (isWavFile(file)) {
-      const header = scanWav(file.data);
-      if (header.status === 'incomplete') throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, 'WAV response ends inside its header');
-      const problem = header.status === 'invalid' ? header.reason : unsupportedFmt(header.fmt);
-      if (header.status !== 'header' || !header.fmt || problem !== undefined) throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `WAV response is not 16-bit PCM: ${problem ?? 'no fmt chunk'}`);
-      pcm = { sampleRate: header.fmt.sampleRate, channels: header.fmt.channels, bitDepth: header.fmt.bitDepth };
+      const read = readWavHeader(file.data);
+      if (read.status === 'incomplete') throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, 'WAV response ends inside its header');
+      if (read.status === 'invalid') throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `WAV response is not 16-bit PCM: ${read.reason}`);
+      const header = read.header;
+      pcm = header.pcm;
       if (header.dataBytes !== undefined) declared = header.dataBytes - (header.dataBytes % frameBytes(pcm));
       const end = header.dataBytes === undefined ? file.data.length : Math.min(file.data.length, header.dataOffset + header.dataBytes);
       samples = file.data.subarray(header.dataOffset, end);
