@@ -15,7 +15,7 @@ import type { AudioChunk } from '../../protocol/audio.js';
 import { ErrorCode } from '../../protocol/constants.js';
 import type { ClientEvent, ServerEvent, StartRequest } from '../../protocol/events.js';
 import { TransportName, type ReadyInfo, type SegmentInput, type SegmentTransport, type TransportEvents, type TransportSummary } from '../../transport.js';
-import type { BackoffPolicy } from '../backoff.js';
+import type { BackoffPolicy } from '../../backoff.js';
 import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection } from '../connection.js';
 import { fetchRequestStatus, fetchSegmentAudio, type HttpReadOptions } from '../status-client.js';
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal, MachineTimers } from '../session-util.js';

@@ -5,7 +5,7 @@
  */
 import type { VoxpipeError } from '../../errors.js';
 import type { ClientEvent, ReadyEvent, RequestStatus, ServerEvent, StartRequest } from '../../protocol/events.js';
-import type { BackoffPolicy } from '../backoff.js';
+import type { BackoffPolicy } from '../../backoff.js';
 
 import { PartialSegmentPolicy, type SegmentLedger } from '../../splice.js';
 
