@@ -20,7 +20,6 @@ import { SpeechStream, type SpeechStreamOptions } from './stream/speech-stream.j
 import { AbortError, type VoxpipeError } from './errors.js';
 import type { SegmentTransport, TransportChoice } from './transport.js';
 import { createHttpTransport } from './stream/transports/http-transports.js';
-import type { TokenSegmenterOptions } from './stream/token-segmenter.js';
 import { defined } from './defined.js';
 
 export { defaultVoice } from './discovery.js';
@@ -46,7 +45,12 @@ export type RealtimeTuning = Partial<
 
 export { TRANSPORT_CHOICES, type TransportChoice } from './transport.js';
 
-export interface SpeechOptions {
+/**
+ * Options of `createSpeechStream`: the stream's own (`SpeechStreamOptions`,
+ * documented there: segmenter, buffer bounds, signal) plus the choice and
+ * parameters of the transport it builds.
+ */
+export interface SpeechOptions extends Pick<SpeechStreamOptions, 'segmenter' | 'maxBufferedChars' | 'maxBufferedAudioBytes' | 'signal'> {
   /** Public voice id; default the one the deployment names for the model (see `discovery.defaultVoice`). */
   voiceId?: string;
   /** Default: the deployment's default model (capabilities), else `svc-s21pro-flash`. */
@@ -74,10 +78,6 @@ export interface SpeechOptions {
   onWarning?: ((warning: { code: string; message: string }) => void) | undefined;
   /** What the deployment's capabilities route said (`discovery.fetchCapabilities`), to skip reading it again; `null`: it has none. */
   capabilities?: Capabilities | null;
-  segmenter?: TokenSegmenterOptions;
-  maxBufferedChars?: number;
-  maxBufferedAudioBytes?: number;
-  signal?: AbortSignal;
 }
 
 /** Build a transport by name (no failover: see `createSpeechStream`). */
