@@ -1,10 +1,20 @@
 /**
  * Encode and decode cost of an `audio` server event carrying 4, 16 and 32 KB
- * of audio: our codec module (`@msgpack/msgpack` + bounded scan + strict
- * UTF-8 + zod), raw `@msgpack/msgpack`, and `msgpackr` (default `pack`/`unpack`,
- * `new Packr({ useRecords: false })`, and `new Packr()` whose records are not
- * plain MessagePack). Also checks whether msgpackr output is standard
- * MessagePack and round-trips byte buffers exactly.
+ * of audio, on the path the client really runs: `readServerFrame`
+ * (protocol/wire.ts: size check, bounded pre-scan with strict UTF-8,
+ * `@msgpack/msgpack` decode, duplicate-key count) then `readServerEvent`
+ * (protocol/server-reader.ts, the tolerant reader; a canonical audio frame
+ * goes through without a copy). Beside it: its two halves, and raw
+ * `@msgpack/msgpack`. The strict zod schemas (`parseServerEvent`) are not
+ * measured: only the server's tests and other readers run them.
+ *
+ * With `npm install --no-save msgpackr` (not a dependency: its native
+ * helper's platform packages are not all on the registry this project
+ * installs from, which breaks `npm ci`) it also compares msgpackr (default
+ * `pack`/`unpack`, `new Packr({ useRecords: false })`, and `new Packr()`
+ * whose records are not plain MessagePack), checks whether its output is
+ * standard MessagePack and round-trips byte buffers exactly; without it those
+ * rows are left out and the file says so.
  *
  * Run `npm run build` first. Usage: node bench/codec.mjs
  * Prints a table and writes bench/results/codec.json.
@@ -14,19 +24,16 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Decoder, Encoder, decode as mpDecode, encode as mpEncode } from '@msgpack/msgpack';
-// msgpackr is not a dependency (its native helper's platform packages are not
-// all on the registry this project installs from, which breaks `npm ci`):
-// `npm install --no-save msgpackr` before running this bench to compare it.
+import { LIMITS, decodeMap, encodeFrame, readServerFrame } from '../dist/protocol/index.js';
+import { inspectShape } from '../dist/protocol/msgpack-shape.js';
+import { readServerEvent } from '../dist/protocol/server-reader.js';
+
 let msgpackr;
 try {
   msgpackr = await import('msgpackr');
 } catch {
-  console.error('codec bench: skipped: msgpackr is not installed (npm install --no-save msgpackr); the comparison needs it. Last figures: bench/results/codec.json');
-  process.exit(0);
+  console.error('codec bench: msgpackr is not installed (npm install --no-save msgpackr): its rows and compatibility checks are left out.');
 }
-const { Packr, pack: mrPack, unpack: mrUnpack } = msgpackr;
-import { LIMITS, decodeServerEvent, encodeFrame, parseServerEvent } from '../dist/protocol/index.js';
-import { inspectShape } from '../dist/protocol/msgpack-shape.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SIZES_KB = [4, 16, 32];
@@ -104,20 +111,19 @@ const sameBytes = (a, b) => a.byteLength === b.byteLength && Buffer.compare(Buff
 
 /** Is msgpackr's output plain MessagePack, and do byte buffers come back exact? */
 function checkCompatibility() {
+  const { Packr, pack: mrPack } = msgpackr;
   const event = audioEvent(4096);
   const plain = new Packr({ useRecords: false });
   const plainNumbers = new Packr({ useRecords: false, int64AsType: 'number' });
   const records = new Packr();
   const checks = {};
 
-  // 1. Does a standard decoder (ours, strict) read what msgpackr writes?
+  // 1. Does a standard decoder (the client's) read what msgpackr writes?
   const readsAsStandard = (bytes) => {
-    try {
-      const decoded = decodeServerEvent(bytes);
-      return sameBytes(decoded.audio, event.audio) && decoded.sequence === event.sequence && decoded.timestamp === event.timestamp;
-    } catch {
-      return false;
-    }
+    const read = readServerFrame(bytes);
+    if (read.kind !== 'event') return false;
+    const decoded = read.event;
+    return sameBytes(decoded.audio, event.audio) && decoded.sequence === event.sequence && decoded.timestamp === event.timestamp;
   };
   checks.defaultPackIsStandard = readsAsStandard(mrPack(event));
   checks.packrNoRecordsIsStandard = readsAsStandard(plain.pack(event));
@@ -169,66 +175,64 @@ function checkCompatibility() {
   return checks;
 }
 
-function main() {
-  const compatibility = checkCompatibility();
-  const plain = new Packr({ useRecords: false });
-  const records = new Packr();
+const CLIENT = 'ours readServerFrame (scan+decode+reader: the client)';
+const DECODE_MAP = 'ours decodeMap (scan+decode, no reader)';
+const READER = 'ours readServerEvent (reader on a decoded map)';
+const RAW_DECODE = '@msgpack/msgpack Decoder.decode (no validation)';
+const OUR_ENCODE = 'ours encodeFrame (@msgpack/msgpack)';
+const SWAP = 'msgpackr unpack + our scan + reader (a swap)';
+
+/** The measured cases for one event: ours and raw @msgpack/msgpack, then msgpackr's when it is installed. */
+function casesFor(event) {
   const rawDecoder = new Decoder();
   const rawEncoder = new Encoder();
-  const rows = [];
+  const ours = encodeFrame(event);
+  const decoded = decodeMap(ours);
+  const cases = [
+    ['encode', OUR_ENCODE, () => encodeFrame(event)],
+    ['encode', '@msgpack/msgpack Encoder.encode', () => rawEncoder.encode(event)],
+    ['decode', CLIENT, () => readServerFrame(ours)],
+    ['decode', DECODE_MAP, () => decodeMap(ours)],
+    ['decode', READER, () => readServerEvent(decoded)],
+    ['decode', RAW_DECODE, () => rawDecoder.decode(ours)],
+  ];
+  if (!msgpackr) return { ours, cases };
+  const { Packr, pack: mrPack, unpack: mrUnpack } = msgpackr;
+  const plain = new Packr({ useRecords: false });
+  const records = new Packr();
+  const fromPlain = plain.pack(event);
+  const fromDefault = mrPack(event);
+  const fromRecords = records.pack(event);
+  cases.push(
+    ['encode', 'msgpackr pack (default, no records)', () => mrPack(event)],
+    ['encode', 'msgpackr Packr({useRecords:false}).pack', () => plain.pack(event)],
+    ['encode', 'msgpackr new Packr().pack (records)', () => records.pack(event)],
+    ['decode', 'msgpackr unpack (default)', () => mrUnpack(fromDefault)],
+    ['decode', 'msgpackr Packr({useRecords:false}).unpack', () => plain.unpack(fromPlain)],
+    ['decode', 'msgpackr new Packr().unpack (records)', () => records.unpack(fromRecords)],
+    [
+      'decode',
+      SWAP,
+      () => {
+        const shape = inspectShape(fromPlain, LIMITS.maxDepth, LIMITS.maxFrameValues);
+        if (shape.problem !== null) throw new Error(shape.problem);
+        return readServerEvent(plain.unpack(fromPlain));
+      },
+    ],
+  );
+  return { ours, cases };
+}
 
-  for (const kb of SIZES_KB) {
-    const event = audioEvent(kb * 1024);
-    const ours = encodeFrame(event);
-    const fromPlain = plain.pack(event);
-    const fromDefault = mrPack(event);
-    const fromRecords = records.pack(event);
-    const cases = [
-      ['encode', 'ours encodeFrame (@msgpack/msgpack)', () => encodeFrame(event)],
-      ['encode', '@msgpack/msgpack Encoder.encode', () => rawEncoder.encode(event)],
-      ['encode', 'msgpackr pack (default, no records)', () => mrPack(event)],
-      ['encode', 'msgpackr Packr({useRecords:false}).pack', () => plain.pack(event)],
-      ['encode', 'msgpackr new Packr().pack (records)', () => records.pack(event)],
-      ['decode', 'ours decodeServerEvent (scan+decode+zod)', () => decodeServerEvent(ours)],
-      ['decode', '@msgpack/msgpack Decoder.decode (no validation)', () => rawDecoder.decode(ours)],
-      ['decode', 'msgpackr unpack (default)', () => mrUnpack(fromDefault)],
-      ['decode', 'msgpackr Packr({useRecords:false}).unpack', () => plain.unpack(fromPlain)],
-      ['decode', 'msgpackr new Packr().unpack (records)', () => records.unpack(fromRecords)],
-      [
-        'decode',
-        'msgpackr unpack + our scan + zod (a swap)',
-        () => {
-          const shape = inspectShape(fromPlain, LIMITS.maxDepth, LIMITS.maxFrameValues);
-          if (shape.problem !== null) throw new Error(shape.problem);
-          return parseServerEvent(plain.unpack(fromPlain));
-        },
-      ],
-    ];
-    const results = measureAll(cases.map(([, , fn]) => fn));
-    cases.forEach(([op, name], k) => {
-      const m = results[k];
-      rows.push({ op, codec: name, audioKB: kb, frameBytes: ours.length, p50Ns: Math.round(m.p50), meanNs: Math.round(m.mean), minNs: Math.round(m.min), ops: m.ops });
-    });
-  }
-
-  console.log(`codec bench: audio event, node ${process.version}, ${SAMPLES} round-robin batches of ~${TARGET_BATCH_NS / 1000} us per case after ${WARMUP_OPS} warm-up ops; load average ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} CPUs`);
-  console.log('op      KB  codec                                              p50 ns/op  mean ns/op  min ns/op');
-  for (const r of rows) {
-    console.log(`${r.op.padEnd(7)} ${String(r.audioKB).padStart(2)}  ${r.codec.padEnd(50)} ${String(r.p50Ns).padStart(9)}  ${String(r.meanNs).padStart(10)}  ${String(r.minNs).padStart(9)}`);
-  }
-  console.log('\ncompatibility:', JSON.stringify(compatibility, null, 2));
-
-  // Verdict: compare the library calls we would actually swap, size by size.
-  const p50 = (op, codec, kb) => rows.find((r) => r.op === op && r.codec === codec && r.audioKB === kb).p50Ns;
+/** Whether msgpackr would be worth a swap: speed ratios and the compatibility checks. */
+function msgpackrVerdict(p50, c) {
   const ratios = SIZES_KB.map((kb) => ({
     audioKB: kb,
-    encodeMsgpackrOverOurs: +(p50('encode', 'msgpackr Packr({useRecords:false}).pack', kb) / p50('encode', 'ours encodeFrame (@msgpack/msgpack)', kb)).toFixed(2),
-    rawDecodeMsgpackrOverMsgpackMsgpack: +(p50('decode', 'msgpackr Packr({useRecords:false}).unpack', kb) / p50('decode', '@msgpack/msgpack Decoder.decode (no validation)', kb)).toFixed(2),
-    fullDecodeSwapOverOurs: +(p50('decode', 'msgpackr unpack + our scan + zod (a swap)', kb) / p50('decode', 'ours decodeServerEvent (scan+decode+zod)', kb)).toFixed(2),
+    encodeMsgpackrOverOurs: +(p50('encode', 'msgpackr Packr({useRecords:false}).pack', kb) / p50('encode', OUR_ENCODE, kb)).toFixed(2),
+    rawDecodeMsgpackrOverMsgpackMsgpack: +(p50('decode', 'msgpackr Packr({useRecords:false}).unpack', kb) / p50('decode', RAW_DECODE, kb)).toFixed(2),
+    fullDecodeSwapOverOurs: +(p50('decode', SWAP, kb) / p50('decode', CLIENT, kb)).toFixed(2),
   }));
   const encodeFaster = ratios.every((r) => r.encodeMsgpackrOverOurs < 1) ? 'msgpackr' : ratios.every((r) => r.encodeMsgpackrOverOurs > 1) ? '@msgpack/msgpack' : 'mixed';
   const decodeFaster = ratios.every((r) => r.rawDecodeMsgpackrOverMsgpackMsgpack < 1) ? 'msgpackr' : ratios.every((r) => r.rawDecodeMsgpackrOverMsgpackMsgpack > 1) ? '@msgpack/msgpack' : 'mixed';
-  const c = compatibility;
   const failures = [];
   if (!c.packrNoRecordsIsStandard) failures.push('useRecords:false output is not read by a standard decoder');
   if (!c.packrDefaultIsStandard) failures.push('new Packr() (records, the class default) writes non-standard record extensions');
@@ -241,26 +245,57 @@ function main() {
   const standardWhenConfigured = c.packrNoRecordsIsStandard && c.msgpackrReadsOurFramesWithInt64AsNumber;
   const qualifies = standardWhenConfigured && bytesExact && c.msgpackrInt16Array.exact;
   const worthIt = ratios.every((r) => r.fullDecodeSwapOverOurs < 0.8 && r.encodeMsgpackrOverOurs < 0.8);
-  const verdict = {
-    encodeFaster,
-    decodeFaster,
-    ratios,
-    msgpackrStandardWhenConfigured: standardWhenConfigured,
-    msgpackrUint8ArrayAndBufferExact: bytesExact,
-    msgpackrQualifies: qualifies,
-    msgpackrProblems: failures,
-    keep: qualifies && worthIt ? 'msgpackr' : '@msgpack/msgpack',
-    summary: '',
-  };
+  const keep = qualifies && worthIt ? 'msgpackr' : '@msgpack/msgpack';
   const list = (key) => ratios.map((r) => r[key]).join(' / ');
-  verdict.summary =
+  const summary =
     `encode: ${encodeFaster} faster (msgpackr / ours p50 = ${list('encodeMsgpackrOverOurs')} at ${SIZES_KB.join('/')} KB); ` +
     `raw decode: ${decodeFaster} faster (msgpackr / @msgpack/msgpack p50 = ${list('rawDecodeMsgpackrOverMsgpackMsgpack')}); ` +
-    `msgpackr + our scan + zod / our full decode = ${list('fullDecodeSwapOverOurs')} (the swap skips our strict UTF-8 and duplicate-key checks). ` +
+    `msgpackr + our scan + reader / the client's decode = ${list('fullDecodeSwapOverOurs')} (the swap skips our strict UTF-8 and duplicate-key checks). ` +
     `msgpackr ${qualifies ? 'qualifies' : 'does not qualify'}: standard with useRecords:false and int64AsType:'number' ${standardWhenConfigured}, ` +
     `Uint8Array/Buffer/subarray exact ${bytesExact}, Int16Array exact ${c.msgpackrInt16Array.exact}` +
-    `${failures.length ? ` (problems: ${failures.join('; ')})` : ''}. Keep ${verdict.keep}.`;
+    `${failures.length ? ` (problems: ${failures.join('; ')})` : ''}. Keep ${keep}.`;
+  return { encodeFaster, decodeFaster, ratios, msgpackrStandardWhenConfigured: standardWhenConfigured, msgpackrUint8ArrayAndBufferExact: bytesExact, msgpackrQualifies: qualifies, msgpackrProblems: failures, keep, summary };
+}
+
+function main() {
+  const compatibility = msgpackr ? checkCompatibility() : 'skipped: msgpackr is not installed';
+  const rows = [];
+  for (const kb of SIZES_KB) {
+    const { ours, cases } = casesFor(audioEvent(kb * 1024));
+    // The client must read the frame as the audio event it is, or the figures are of something else.
+    const read = readServerFrame(ours);
+    if (read.kind !== 'event' || read.event.event !== 'audio' || read.event.audio.byteLength !== kb * 1024) throw new Error(`the client did not read the ${kb} KB audio frame: ${read.kind}`);
+    const results = measureAll(cases.map(([, , fn]) => fn));
+    cases.forEach(([op, name], k) => {
+      const m = results[k];
+      rows.push({ op, codec: name, audioKB: kb, frameBytes: ours.length, p50Ns: Math.round(m.p50), meanNs: Math.round(m.mean), minNs: Math.round(m.min), ops: m.ops });
+    });
+  }
+
+  console.log(`codec bench: audio event, node ${process.version}, ${SAMPLES} round-robin batches of ~${TARGET_BATCH_NS / 1000} us per case after ${WARMUP_OPS} warm-up ops; load average ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} CPUs`);
+  console.log('op      KB  codec                                                   p50 ns/op  mean ns/op  min ns/op');
+  for (const r of rows) {
+    console.log(`${r.op.padEnd(7)} ${String(r.audioKB).padStart(2)}  ${r.codec.padEnd(55)} ${String(r.p50Ns).padStart(9)}  ${String(r.meanNs).padStart(10)}  ${String(r.minNs).padStart(9)}`);
+  }
+  if (msgpackr) console.log('\ncompatibility:', JSON.stringify(compatibility, null, 2));
+
+  const p50 = (op, codec, kb) => rows.find((r) => r.op === op && r.codec === codec && r.audioKB === kb).p50Ns;
+  const client = SIZES_KB.map((kb) => ({
+    audioKB: kb,
+    clientDecodeP50Ns: p50('decode', CLIENT, kb),
+    decodeMapP50Ns: p50('decode', DECODE_MAP, kb),
+    readerP50Ns: p50('decode', READER, kb),
+    clientOverRawDecode: +(p50('decode', CLIENT, kb) / p50('decode', RAW_DECODE, kb)).toFixed(2),
+  }));
+  const verdict = {
+    client,
+    summary:
+      `the client's decode of an audio frame (readServerFrame) p50 ${client.map((c) => `${c.clientDecodeP50Ns} ns`).join(' / ')} at ${SIZES_KB.join('/')} KB, ` +
+      `${client.map((c) => c.clientOverRawDecode).join(' / ')}x a bare @msgpack/msgpack decode; the tolerant reader's share ${client.map((c) => `${c.readerP50Ns} ns`).join(' / ')}.`,
+    msgpackr: msgpackr ? msgpackrVerdict(p50, compatibility) : 'skipped: msgpackr is not installed',
+  };
   console.log('\nverdict:', verdict.summary);
+  if (msgpackr) console.log('msgpackr:', verdict.msgpackr.summary);
 
   const out = join(here, 'results', 'codec.json');
   mkdirSync(dirname(out), { recursive: true });

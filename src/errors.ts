@@ -211,10 +211,18 @@ export function redact(text: string): string {
   return out;
 }
 
-/** `value` with `redact()` applied to every string inside it (plain objects and arrays, a few levels deep). */
+/** Levels `redactDeep` walks; what lies deeper is dropped, never passed on unredacted. */
+const REDACT_DEPTH = 8;
+
+/**
+ * `value` with `redact()` applied to every string inside it (plain objects
+ * and arrays). The one redaction of structured data: `VoxpipeError` applies
+ * it to every error's `details`, so no error builder needs to.
+ */
 export function redactDeep(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return redact(value);
-  if (depth >= 6 || value === null || typeof value !== 'object') return value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= REDACT_DEPTH) return '[too deep]';
   if (Array.isArray(value)) return value.map((v) => redactDeep(v, depth + 1));
   if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
   const out: Record<string, unknown> = {};

@@ -19,10 +19,7 @@ import type { PartialSegmentPolicy } from './realtime/reliable/types.js';
 import { SpeechStream, type SpeechStreamOptions } from './stream/speech-stream.js';
 import { AbortError, type VoxpipeError } from './errors.js';
 import type { SegmentTransport, TransportChoice } from './transport.js';
-import { SyncTransport } from './stream/transports/sync.js';
-import { AsyncTransport } from './stream/transports/async.js';
-import { CompatTransport } from './stream/transports/compat.js';
-import type { TokenSegmenterOptions } from './stream/token-segmenter.js';
+import { createHttpTransport } from './stream/transports/http-transports.js';
 import { defined } from './defined.js';
 
 export { defaultVoice } from './discovery.js';
@@ -48,7 +45,12 @@ export type RealtimeTuning = Partial<
 
 export { TRANSPORT_CHOICES, type TransportChoice } from './transport.js';
 
-export interface SpeechOptions {
+/**
+ * Options of `createSpeechStream`: the stream's own (`SpeechStreamOptions`,
+ * documented there: segmenter, buffer bounds, signal) plus the choice and
+ * parameters of the transport it builds.
+ */
+export interface SpeechOptions extends Pick<SpeechStreamOptions, 'segmenter' | 'maxBufferedChars' | 'maxBufferedAudioBytes' | 'signal'> {
   /** Public voice id; default the one the deployment names for the model (see `discovery.defaultVoice`). */
   voiceId?: string;
   /** Default: the deployment's default model (capabilities), else `svc-s21pro-flash`. */
@@ -76,10 +78,6 @@ export interface SpeechOptions {
   onWarning?: ((warning: { code: string; message: string }) => void) | undefined;
   /** What the deployment's capabilities route said (`discovery.fetchCapabilities`), to skip reading it again; `null`: it has none. */
   capabilities?: Capabilities | null;
-  segmenter?: TokenSegmenterOptions;
-  maxBufferedChars?: number;
-  maxBufferedAudioBytes?: number;
-  signal?: AbortSignal;
 }
 
 /** Build a transport by name (no failover: see `createSpeechStream`). */
@@ -116,9 +114,7 @@ export function createTransport(
     // Taking over a wav stream that already sent its header: no second header.
     ...(continuing && { wavHeader: false }),
   };
-  if (name === 'sync') return new SyncTransport(http);
-  if (name === 'async') return new AsyncTransport(http);
-  return new CompatTransport(http);
+  return createHttpTransport(name, http);
 }
 
 /**

@@ -11,9 +11,7 @@ import { ReliableSession } from '../realtime/reliable/session.js';
 import { SimpleSession } from '../realtime/simple-session.js';
 import { SpeechStream } from '../stream/speech-stream.js';
 import type { SegmentTransport } from '../transport.js';
-import { AsyncTransport } from '../stream/transports/async.js';
-import { CompatTransport } from '../stream/transports/compat.js';
-import { SyncTransport } from '../stream/transports/sync.js';
+import { createHttpTransport } from '../stream/transports/http-transports.js';
 import { BenchTransport, Variant, type BenchCase } from './cases.js';
 
 /** A `fetch` that asks for `Connection: close`, so no request reuses a pooled connection (cold HTTP runs). */
@@ -47,10 +45,7 @@ function buildTransport(config: ServiceConfig, c: BenchCase, signal: AbortSignal
     rootUrl: config.rootUrl,
     ...(c.variant === Variant.cold && { fetch: closingFetch }),
   });
-  const options = { client, voiceId: c.voiceId, model: c.model, format: c.format, requestId };
-  if (c.transport === BenchTransport.sync) return new SyncTransport(options);
-  if (c.transport === BenchTransport.async) return new AsyncTransport(options);
-  return new CompatTransport(options);
+  return createHttpTransport(c.transport, { client, voiceId: c.voiceId, model: c.model, format: c.format, requestId });
 }
 
 /** A new SpeechStream for one run of `c` (not opened). */

@@ -15,7 +15,7 @@ import { CloseCode, ErrorCode, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/c
 import type { ClientEvent, StartRequest } from '../protocol/events.js';
 import { INVALID_SERVER_FRAME, readRequestStatus } from '../protocol/server-reader.js';
 import { ReliableMachine } from '../realtime/reliable/machine.js';
-import type { MachineAudio, MachineEvent, MachineInput, MachinePort, StatusResult, TimerId } from '../realtime/reliable/types.js';
+import type { MachineAudio, MachineEvent, MachineInput, MachineOptions, MachinePort, StatusResult, TimerId } from '../realtime/reliable/types.js';
 import { MachineTimers, readyInfoFrom } from '../realtime/session-util.js';
 import { defined } from '../defined.js';
 import { AudioLedger } from '../splice.js';
@@ -23,7 +23,11 @@ import type { ReadyInfo } from '../transport.js';
 
 const ABNORMAL_CLOSE = 1006;
 
-export interface BrowserSessionOptions {
+/**
+ * The recovery bounds are the machine's (`MachineOptions`, documented there
+ * once; `statusTimeoutMs` bounds `getStatus`).
+ */
+export interface BrowserSessionOptions extends Pick<MachineOptions, 'maxRetries' | 'maxResumeMs' | 'progressTimeoutMs' | 'finishTimeoutMs' | 'statusTimeoutMs' | 'maxStallResumes'> {
   /** `{ws_url}` of the realtime service, e.g. `wss://host`. */
   wsUrl: string;
   /** A fresh single-use ticket (from the app's server, `mintTicket`); called for every connection, resumes included. */
@@ -40,13 +44,6 @@ export interface BrowserSessionOptions {
   requestId: string;
   /** Per connection: socket, ticket and `authenticated`; default 10_000 ms. */
   connectTimeoutMs?: number;
-  maxRetries?: number;
-  maxResumeMs?: number;
-  /** Budgets of the recovery (defaults and reasons: `RECOVERY_DEFAULTS`, src/realtime/budgets.ts); `statusTimeoutMs` bounds `getStatus`. */
-  progressTimeoutMs?: number;
-  finishTimeoutMs?: number;
-  statusTimeoutMs?: number;
-  maxStallResumes?: number;
 }
 
 /** Audio for the page, in order: what the ledger made of the machine's raw audio. */

@@ -71,14 +71,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Keys of the error object that become fields of the error rather than `details`. */
 const CORE_KEYS = new Set(['code', 'message', 'requestId', 'request_id']);
 
-/** Redact string leaves: a server might echo a header back in an extra property. */
-function redactDeep(value: unknown): unknown {
-  if (typeof value === 'string') return redact(value);
-  if (Array.isArray(value)) return value.map(redactDeep);
-  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v)]));
-  return value;
-}
-
 /** The error object of a parsed body: the `error` member when it is an object, else the body itself. */
 function errorObject(body: unknown): Record<string, unknown> | undefined {
   if (!isRecord(body)) return undefined;
@@ -117,7 +109,7 @@ export function apiErrorFromResponse(status: number, headers: Headers, bodyText:
   // Siblings of the `error` wrapper (e.g. `success: false`) are kept too, unless they collide.
   if (isRecord(parsed) && obj !== parsed) for (const [k, v] of Object.entries(parsed)) if (k !== 'error' && !CORE_KEYS.has(k) && !(k in details)) details[k] = v;
 
-  const err = apiErrorFromStatus(status, code, message, { requestId, details: redactDeep(details) as Record<string, unknown> });
+  const err = apiErrorFromStatus(status, code, message, { requestId, details });
   if (err instanceof RateLimitError) err.retryAfterMs = parseRetryAfterMs(headers.get('retry-after'), nowMs);
   return err;
 }

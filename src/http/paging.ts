@@ -22,7 +22,7 @@
  * already followed, or a page with nothing new, ends the walk (a deployment
  * that ignores the paging parameters answers the first page again).
  */
-import { arr, isObject, num, str, bool, type JsonObject } from './fields.js';
+import { arr, isObject, num, str, bool, type JsonObject } from '../protocol/fields.js';
 import type { HttpClient, QueryValue } from './client.js';
 
 export interface ListAllOptions {

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { VoxpipeError } from '../errors.js';
 import type { HttpClient, QueryValue, RetryInfo } from './client.js';
-import { arr, asObject, bool, isObject, num, type JsonObject } from './fields.js';
+import { arr, asObject, bool, isObject, num, type JsonObject } from '../protocol/fields.js';
 import { JobHandle, type DownloadedFile, type DownloadOptions, type JobSource, type PollOptions } from './job-handle.js';
 import type { BaseTask, ListParams, TaskPage, TaskStatus } from './task.js';
 import { HEADERS } from '../protocol/rest.js';

@@ -5,7 +5,7 @@
  */
 import { VoxpipeError } from '../errors.js';
 import { EnvelopeStatus, FlatStatus, MediaJobStatus, MinimalStatus } from '../protocol/task-states.js';
-import { asObject, str, num, type JsonObject } from './fields.js';
+import { asObject, str, num, type JsonObject } from '../protocol/fields.js';
 
 /**
  * Normalised task states. The route families spell them differently:

@@ -7,11 +7,15 @@
  * WAV `fmt ` chunk.
  */
 import { AudioFormat } from './audio.js';
+import { scanWav } from './wav.js';
 
 export interface EncodedLayout {
   sampleRate: number;
   channels: number;
 }
+
+/** Opus always decodes at 48 kHz (RFC 7845). */
+export const OPUS_DECODE_RATE = 48_000;
 
 const MPEG_RATES: Record<number, readonly number[]> = {
   3: [44_100, 48_000, 32_000], // MPEG-1
@@ -19,13 +23,16 @@ const MPEG_RATES: Record<number, readonly number[]> = {
   0: [11_025, 12_000, 8_000], // MPEG-2.5
 };
 
-function mp3Layout(bytes: Uint8Array): EncodedLayout | undefined {
-  let i = 0;
-  // An ID3v2 tag first: 10-byte header, size in four 7-bit bytes.
-  if (bytes.length >= 10 && bytes[0] === 0x49 && bytes[1] === 0x44 && bytes[2] === 0x33) {
-    i = 10 + (((bytes[6]! & 0x7f) << 21) | ((bytes[7]! & 0x7f) << 14) | ((bytes[8]! & 0x7f) << 7) | (bytes[9]! & 0x7f));
-  }
-  for (; i + 4 <= bytes.length; i++) {
+/** Length of a leading ID3v2 tag, footer included (0 when there is none): 10-byte header, size in four 7-bit bytes. */
+export function id3v2Length(bytes: Uint8Array): number {
+  if (bytes.length < 10 || bytes[0] !== 0x49 || bytes[1] !== 0x44 || bytes[2] !== 0x33) return 0;
+  const size = ((bytes[6]! & 0x7f) << 21) | ((bytes[7]! & 0x7f) << 14) | ((bytes[8]! & 0x7f) << 7) | (bytes[9]! & 0x7f);
+  return Math.min(bytes.length, 10 + size + ((bytes[5]! & 0x10) !== 0 ? 10 : 0));
+}
+
+/** Sample rate and channels of the first MPEG audio frame header (after any ID3v2 tag), if one is found. */
+export function mp3Layout(bytes: Uint8Array): EncodedLayout | undefined {
+  for (let i = id3v2Length(bytes); i + 4 <= bytes.length; i++) {
     if (bytes[i] !== 0xff || (bytes[i + 1]! & 0xe0) !== 0xe0) continue;
     const version = (bytes[i + 1]! >> 3) & 0x03;
     const layer = (bytes[i + 1]! >> 1) & 0x03;
@@ -39,19 +46,17 @@ function mp3Layout(bytes: Uint8Array): EncodedLayout | undefined {
   return undefined;
 }
 
-function opusLayout(bytes: Uint8Array): EncodedLayout | undefined {
+/** Channels from the Ogg `OpusHead` packet, if present; the rate is always 48 kHz. */
+export function opusLayout(bytes: Uint8Array): EncodedLayout | undefined {
   const magic = Buffer.from('OpusHead');
   const at = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(magic);
   if (at < 0 || at + 10 > bytes.length) return undefined;
-  return { sampleRate: 48_000, channels: bytes[at + 9]! };
+  return { sampleRate: OPUS_DECODE_RATE, channels: bytes[at + 9]! };
 }
 
 function wavLayout(bytes: Uint8Array): EncodedLayout | undefined {
-  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (b.length < 36 || b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WAVE') return undefined;
-  const fmt = b.indexOf('fmt ', 12, 'latin1');
-  if (fmt < 0 || fmt + 16 > b.length) return undefined;
-  return { channels: b.readUInt16LE(fmt + 10), sampleRate: b.readUInt32LE(fmt + 12) };
+  const scan = scanWav(bytes);
+  return scan.status === 'header' && scan.fmt ? { sampleRate: scan.fmt.sampleRate, channels: scan.fmt.channels } : undefined;
 }
 
 /** The layout `bytes` (the start of a stream in `format`) announce; undefined for pcm or when they do not say. */

@@ -11,7 +11,6 @@
  */
 import type { z } from 'zod';
 import { ProtocolError } from '../errors.js';
-import { isAudioFormat } from './audio.js';
 import { ErrorCode } from './constants.js';
 import {
   CLIENT_EVENT_SCHEMAS,
@@ -58,27 +57,14 @@ export function parseClientEvent(map: Record<string, unknown>): ClientEvent {
   return result.data as ClientEvent;
 }
 
-const AUDIO_STRINGS = ['event_id', 'trace_id', 'request_id', 'session_id', 'segment_id'] as const;
-const AUDIO_OPTIONAL_NUMBERS = ['sample_rate', 'channels', 'bit_depth'] as const;
-
-/** Whether `map` satisfies AudioEventSchema (checked by hand for speed; test/protocol pins the equivalence). */
-function isWellFormedAudio(map: Record<string, unknown>): boolean {
-  for (const key of AUDIO_STRINGS) if (typeof map[key] !== 'string') return false;
-  if (!Number.isFinite(map['timestamp']) || !Number.isFinite(map['sequence'])) return false;
-  if (!(map['audio'] instanceof Uint8Array)) return false;
-  if (!isAudioFormat(map['format'])) return false;
-  if (map['in_reply_to'] !== undefined && typeof map['in_reply_to'] !== 'string') return false;
-  for (const key of AUDIO_OPTIONAL_NUMBERS) if (map[key] !== undefined && !Number.isFinite(map[key])) return false;
-  return true;
-}
-
-/** Validate an already decoded map as a server event (unknown fields kept). */
+/**
+ * Validate an already decoded map as a server event (unknown fields kept):
+ * the contract of what our server emits, for tests and other readers. The
+ * client does not run it: it reads frames through `wire.ts`
+ * (`readServerFrame`) and `server-reader.ts`, which bench/codec.mjs measures.
+ */
 export function parseServerEvent(map: Record<string, unknown>): ServerEvent {
   const name = eventNameOf(map);
-  // The hot path: most frames are audio. A well-formed one is accepted as it
-  // is (the same rules as AudioEventSchema, without building a copy); anything
-  // else goes through the schema, which names the problem.
-  if (name === 'audio' && isWellFormedAudio(map)) return map as unknown as ServerEvent;
   const schema = Object.hasOwn(SERVER_EVENT_SCHEMAS, name) ? SERVER_EVENT_SCHEMAS[name as ServerEventName] : undefined;
   if (!schema) throw new ProtocolError(ErrorCode.invalidMessage, `unknown server event ${JSON.stringify(name).slice(0, 40)}`, 'event');
   const result = schema.safeParse(map);
@@ -91,7 +77,7 @@ export function decodeClientEvent(bytes: Uint8Array): ClientEvent {
   return parseClientEvent(decodeMap(bytes));
 }
 
-/** Bytes to a validated server event (client side), or `ProtocolError`. */
+/** Bytes to a server event validated against the strict schemas (tests; the client reads with `readServerFrame`), or `ProtocolError`. */
 export function decodeServerEvent(bytes: Uint8Array): ServerEvent {
   return parseServerEvent(decodeMap(bytes));
 }

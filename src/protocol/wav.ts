@@ -119,15 +119,42 @@ export function scanWav(bytes: Uint8Array): WavScan {
 }
 
 /**
- * Why `fmt` is not the 16-bit integer PCM voxpipe reads, or undefined when
- * it is.
+ * Why `fmt` is not the 16-bit integer PCM voxpipe reads (integer PCM of any
+ * depth with `anyBitDepth`), or undefined when it is.
  */
-export function unsupportedFmt(fmt: WavFmt | undefined): string | undefined {
+export function unsupportedFmt(fmt: WavFmt | undefined, anyBitDepth = false): string | undefined {
   if (!fmt) return 'data chunk before fmt chunk';
   if (fmt.format !== WAVE_FORMAT_PCM) return `format tag ${fmt.format} is not integer PCM`;
-  if (fmt.bitDepth !== 16) return `${fmt.bitDepth}-bit samples are not supported (16-bit only)`;
+  if (!anyBitDepth && fmt.bitDepth !== 16) return `${fmt.bitDepth}-bit samples are not supported (16-bit only)`;
   if (fmt.channels < 1 || fmt.sampleRate < 1) return `${fmt.channels} channels at ${fmt.sampleRate} Hz`;
   return undefined;
+}
+
+/** A WAV header read up to its `data` chunk. */
+export interface WavHeader {
+  pcm: PcmInfo;
+  /** Offset of the first sample byte. */
+  dataOffset: number;
+  /** Length of the data chunk, or undefined when the header says unknown (streaming). */
+  dataBytes: number | undefined;
+}
+
+export type WavRead = { status: 'incomplete' } | { status: 'invalid'; reason: string } | { status: 'header'; header: WavHeader };
+
+/**
+ * The one reader of a WAV header into a layout: `scanWav`, judged. By
+ * default only the 16-bit integer PCM voxpipe plays is a header;
+ * `anyBitDepth` takes integer PCM of any depth (the reference server's voice
+ * decoder reads 8 to 32 bits). Callers turn `invalid` into their own error.
+ */
+export function readWavHeader(bytes: Uint8Array, options: { anyBitDepth?: boolean } = {}): WavRead {
+  const scan = scanWav(bytes);
+  if (scan.status !== 'header') return scan;
+  const fmt = scan.fmt;
+  const problem = unsupportedFmt(fmt, options.anyBitDepth);
+  if (problem !== undefined || !fmt) return { status: 'invalid', reason: problem ?? 'no fmt chunk' };
+  const { sampleRate, channels, bitDepth } = fmt;
+  return { status: 'header', header: { pcm: { sampleRate, channels, bitDepth }, dataOffset: scan.dataOffset, dataBytes: scan.dataBytes } };
 }
 
 /**

@@ -23,8 +23,8 @@ export type {
   SegmentAudioResult,
   StatusResult,
 } from './reliable/types.js';
-export { backoffDelayMs, DEFAULT_BACKOFF, resolveBackoff } from './backoff.js';
-export type { BackoffPolicy } from './backoff.js';
+export { backoffDelayMs, DEFAULT_BACKOFF, resolveBackoff } from '../backoff.js';
+export type { BackoffPolicy } from '../backoff.js';
 export { fetchRequestStatus, fetchSegmentAudio } from './status-client.js';
 export type { HttpReadOptions } from './status-client.js';
 export type { RealtimeSegmentResult, WireWaterfall, SessionTimings } from './waterfall.js';

@@ -2,8 +2,10 @@
  * The one WAV module (issue 11): the header every layer writes and the chunk
  * walker every layer reads with.
  */
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { buildWavHeader, scanWav, unsupportedFmt, WAV_HEADER_BYTES, WAV_MAX_HEADER_BYTES, WAV_UNKNOWN_SIZE, wavHeaderLength } from '../../src/protocol/wav.js';
+import { buildWavHeader, readWavHeader, scanWav, unsupportedFmt, WAV_HEADER_BYTES, WAV_MAX_HEADER_BYTES, WAV_UNKNOWN_SIZE, wavHeaderLength } from '../../src/protocol/wav.js';
+import { hasCommand } from '../server/audio/helpers.js';
 
 const PCM = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
 
@@ -23,6 +25,19 @@ describe('buildWavHeader', () => {
     expect(even.readUInt32LE(28)).toBe(48_000); // byte rate
     const odd = Buffer.from(buildWavHeader({ ...PCM, bitDepth: 8 }, 1001));
     expect(odd.readUInt32LE(4)).toBe(36 + 1001 + 1);
+  });
+
+  it('writes the canonical 44-byte integer PCM header', () => {
+    const h = Buffer.from(buildWavHeader(PCM, 48_000));
+    expect(h.toString('ascii', 0, 4)).toBe('RIFF');
+    expect(h.toString('ascii', 8, 16)).toBe('WAVEfmt ');
+    expect(h.readUInt32LE(16)).toBe(16);
+    expect(h.readUInt16LE(20)).toBe(1); // PCM
+    expect(h.readUInt16LE(22)).toBe(1);
+    expect(h.readUInt32LE(24)).toBe(24_000);
+    expect(h.readUInt16LE(32)).toBe(2); // block align
+    expect(h.readUInt16LE(34)).toBe(16);
+    expect(h.toString('ascii', 36, 40)).toBe('data');
   });
 
   it('writes 0xFFFFFFFF sizes for a stream (no length given)', () => {
@@ -85,5 +100,37 @@ describe('wavHeaderLength', () => {
     expect(wavHeaderLength(frame)).toBe(44);
     expect(wavHeaderLength(Buffer.alloc(480))).toBeUndefined();
     expect(wavHeaderLength(new Uint8Array(10))).toBeUndefined();
+  });
+});
+
+describe('readWavHeader', () => {
+  it('reads back what buildWavHeader wrote, streaming or not', () => {
+    expect(readWavHeader(buildWavHeader(PCM, 1000))).toEqual({ status: 'header', header: { pcm: PCM, dataOffset: 44, dataBytes: 1000 } });
+    expect(readWavHeader(buildWavHeader(PCM))).toEqual({ status: 'header', header: { pcm: PCM, dataOffset: 44, dataBytes: undefined } });
+  });
+
+  it('says incomplete before the data chunk; invalid, with the reason, for float or what is not WAV', () => {
+    expect(readWavHeader(buildWavHeader(PCM).subarray(0, 40))).toEqual({ status: 'incomplete' });
+    expect(readWavHeader(Buffer.from('RIFF\0\0\0\0AVI LIST', 'latin1'))).toEqual({ status: 'invalid', reason: 'missing WAVE' });
+    const float = Buffer.from(buildWavHeader(PCM, 4));
+    float.writeUInt16LE(3, 20); // IEEE float
+    expect(readWavHeader(float)).toEqual({ status: 'invalid', reason: 'format tag 3 is not integer PCM' });
+    expect(readWavHeader(float, { anyBitDepth: true }).status).toBe('invalid');
+  });
+
+  it('takes 16-bit only, unless told any integer depth will do (the server reads uploads of 8 to 32 bits)', () => {
+    const pcm24 = { ...PCM, bitDepth: 24 };
+    expect(readWavHeader(buildWavHeader(pcm24, 6))).toEqual({ status: 'invalid', reason: '24-bit samples are not supported (16-bit only)' });
+    expect(readWavHeader(buildWavHeader(pcm24, 6), { anyBitDepth: true })).toEqual({ status: 'header', header: { pcm: pcm24, dataOffset: 44, dataBytes: 6 } });
+  });
+
+  it.skipIf(!hasCommand('ffmpeg'))('walks the extra chunks ffmpeg writes (needs ffmpeg)', () => {
+    const result = spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=0.5:sample_rate=16000', '-ac', '1', '-c:a', 'pcm_s16le', '-f', 'wav', '-'], { maxBuffer: 1 << 22 });
+    const file = result.stdout;
+    const read = readWavHeader(file);
+    if (read.status !== 'header') throw new Error(`ffmpeg's WAV read as ${read.status}`);
+    expect(read.header.pcm).toEqual({ sampleRate: 16_000, channels: 1, bitDepth: 16 });
+    expect(read.header.dataOffset).toBeGreaterThan(44); // a LIST chunk sits before data
+    expect(file.length - read.header.dataOffset).toBe(16_000); // 0.5 s of 16-bit mono
   });
 });

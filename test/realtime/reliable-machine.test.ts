@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { AbortError, AuthenticationError, ConnectionError, PermissionDeniedError, RealtimeServerError, ResumeError, TimeoutError } from '../../src/errors.js';
 import { ErrorCode } from '../../src/protocol/constants.js';
-import { backoffDelayMs, DEFAULT_BACKOFF } from '../../src/realtime/backoff.js';
+import { backoffDelayMs, DEFAULT_BACKOFF } from '../../src/backoff.js';
 import { Phase, ResumeErrorCode } from '../../src/realtime/reliable/machine.js';
 import { TimerId } from '../../src/realtime/reliable/types.js';
 import type { MachineInput } from '../../src/realtime/reliable/types.js';

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { probeEncodedLayout } from '../../src/protocol/audio-probe.js';
+import { buildWavHeader } from '../../src/protocol/wav.js';
 import { espeakAvailable } from '../../src/server/engines/index.js';
 import { startServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
@@ -41,6 +42,12 @@ describe('probeEncodedLayout', () => {
   it('opus decodes at 48 kHz; channels from OpusHead', () => {
     const head = Buffer.concat([Buffer.from('OggS....'), Buffer.from('OpusHead'), Buffer.from([1, 2, 0, 0, 0x22, 0x56, 0, 0])]);
     expect(probeEncodedLayout('opus', head)).toEqual({ sampleRate: 48_000, channels: 2 });
+  });
+
+  it('wav: the layout of its fmt chunk, once the header is whole', () => {
+    const header = buildWavHeader({ sampleRate: 22_050, channels: 2, bitDepth: 16 });
+    expect(probeEncodedLayout('wav', header)).toEqual({ sampleRate: 22_050, channels: 2 });
+    expect(probeEncodedLayout('wav', header.subarray(0, 30))).toBeUndefined();
   });
 
   it('says nothing for pcm or bytes that announce nothing', () => {

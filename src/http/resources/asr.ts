@@ -3,7 +3,7 @@
  * `JobHandle` per task. The audio must be at a publicly reachable URL.
  */
 import type { HttpClient } from '../client.js';
-import { str, type JsonObject } from '../fields.js';
+import { str, type JsonObject } from '../../protocol/fields.js';
 import type { PollOptions } from '../job-handle.js';
 import { baseTaskFields, type BaseTask } from '../task.js';
 import { TaskCollection } from '../task-collection.js';

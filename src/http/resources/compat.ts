@@ -4,7 +4,7 @@
  * A charging call without an idempotency key: never resent after a 5xx.
  */
 import type { HttpClient, RetryInfo } from '../client.js';
-import { arr, asObject, intHeader, str, type JsonObject } from '../fields.js';
+import { arr, asObject, intHeader, str, type JsonObject } from '../../protocol/fields.js';
 import { COMPAT_ROUTES } from '../../protocol/rest.js';
 
 export const COMPAT_SPEECH_PATH = COMPAT_ROUTES.speech;

@@ -9,7 +9,7 @@
 import { ApiError, ConnectionError, TimeoutError, VoxpipeError } from '../../errors.js';
 import type { HttpClient } from '../client.js';
 import { textFingerprint } from '../fingerprint.js';
-import { arr, asObject, bool, num, str, type JsonObject } from '../fields.js';
+import { arr, asObject, bool, num, str, type JsonObject } from '../../protocol/fields.js';
 import type { DownloadedFile, DownloadOptions, JobHandle, PollOptions } from '../job-handle.js';
 import { baseTaskFields, TaskStatus, type BaseTask, type ListParams, type TaskPage } from '../task.js';
 import { TaskCollection, type CreateOptions, type TaskFamilyConfig } from '../task-collection.js';

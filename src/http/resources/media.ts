@@ -4,7 +4,7 @@
  * model catalog `GET /media/models`.
  */
 import type { HttpClient } from '../client.js';
-import { arr, asObject, isObject, str, type JsonObject } from '../fields.js';
+import { arr, asObject, isObject, str, type JsonObject } from '../../protocol/fields.js';
 import { baseTaskFields, type BaseTask } from '../task.js';
 import { REST_ROUTES } from '../../protocol/rest.js';
 

@@ -3,7 +3,7 @@
  * a reservation) and `POST /profile` to set the `webhookUrl`.
  */
 import type { HttpClient } from '../client.js';
-import { asObject, isObject, num, str, type JsonObject } from '../fields.js';
+import { asObject, isObject, num, str, type JsonObject } from '../../protocol/fields.js';
 import { REST_ROUTES } from '../../protocol/rest.js';
 
 export const PROFILE_PATH = REST_ROUTES.profile;

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { VoxpipeError } from '../../errors.js';
 import { ClientErrorCode, type HttpClient, type RetryInfo } from '../client.js';
-import { asObject, intHeader, num, str } from '../fields.js';
+import { asObject, intHeader, num, str } from '../../protocol/fields.js';
 import type { DownloadedFile } from '../job-handle.js';
 import { HEADERS, REST_ROUTES } from '../../protocol/rest.js';
 

@@ -1,6 +1,6 @@
 /** Usage summary (spec 4.9): balance, API usage (`apiUsage.totalCreditsCharged`) and the recent ledger. */
 import type { HttpClient } from '../client.js';
-import { asObject, num, type JsonObject } from '../fields.js';
+import { asObject, num, type JsonObject } from '../../protocol/fields.js';
 import { REST_ROUTES } from '../../protocol/rest.js';
 
 export const USAGE_PATH = REST_ROUTES.usage;

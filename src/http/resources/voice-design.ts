@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { VoxpipeError } from '../../errors.js';
 import { ClientErrorCode, type HttpClient } from '../client.js';
-import { arr, asObject, isObject, str, type JsonObject } from '../fields.js';
+import { arr, asObject, isObject, str, type JsonObject } from '../../protocol/fields.js';
 import type { DownloadedFile } from '../job-handle.js';
 import { HEADERS, REST_ROUTES } from '../../protocol/rest.js';
 

@@ -5,7 +5,7 @@
  */
 import { VoxpipeError } from '../../errors.js';
 import { ClientErrorCode, type HttpClient } from '../client.js';
-import { asObject, isObject, str, type JsonObject } from '../fields.js';
+import { asObject, isObject, str, type JsonObject } from '../../protocol/fields.js';
 import { HEADERS, REST_ROUTES } from '../../protocol/rest.js';
 import { listAll, type ListAllOptions } from '../paging.js';
 

@@ -52,7 +52,7 @@ import type {
   StartEvent,
   StartRequest,
 } from '../../protocol/events.js';
-import { backoffDelayMs, resolveBackoff, type BackoffPolicy } from '../backoff.js';
+import { backoffDelayMs, resolveBackoff, type BackoffPolicy } from '../../backoff.js';
 import { Journal, type JournalEntry } from './journal.js';
 import { decideRecovery } from './recovery.js';
 import {

@@ -13,9 +13,8 @@ import { EventEmitter } from 'eventemitter3';
 import { AbortError, VoxpipeError } from '../../errors.js';
 import type { AudioChunk } from '../../protocol/audio.js';
 import { ErrorCode } from '../../protocol/constants.js';
-import type { ClientEvent, ServerEvent, StartRequest } from '../../protocol/events.js';
+import type { ClientEvent, ServerEvent } from '../../protocol/events.js';
 import { TransportName, type ReadyInfo, type SegmentInput, type SegmentTransport, type TransportEvents, type TransportSummary } from '../../transport.js';
-import type { BackoffPolicy } from '../backoff.js';
 import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection } from '../connection.js';
 import { fetchRequestStatus, fetchSegmentAudio, type HttpReadOptions } from '../status-client.js';
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal, MachineTimers } from '../session-util.js';
@@ -26,47 +25,22 @@ import { RECOVERY_DEFAULTS } from '../budgets.js';
 import { defined } from '../../defined.js';
 import { AudioLedger } from '../../splice.js';
 
-export interface ReliableSessionOptions {
+/**
+ * The machine's options (`MachineOptions`: each recovery bound and its
+ * default is documented there, once) plus what the shell needs to reach the
+ * service.
+ */
+export interface ReliableSessionOptions extends Omit<MachineOptions, 'requestId' | 'eventIdPrefix'> {
   /** `{ws_url}` of the realtime service. */
   wsUrl: string;
   /** `{rt_http_url}` of the realtime service (status route, manifest audio). */
   rtHttpUrl: string;
   /** API key (Bearer header on the handshake and the HTTP reads). */
   apiKey: string;
-  /** Generation parameters of `start.request`. */
-  request: StartRequest;
   /** Idempotency key of this generation; default a random UUID. Reused on every resume. */
   requestId?: string;
-  /** Default `continue` for pcm and wav, `restart` for mp3 and opus. */
-  onPartialSegment?: PartialSegmentPolicy;
-  /** Attempts of one recovery before giving up (reset only by progress, not by `ready`); default 6. */
-  maxRetries?: number;
-  /** Longest one recovery may take, from its first failure until progress; default 60_000 ms. */
-  maxResumeMs?: number;
-  /**
-   * Longest quiet while a frame the client needs is owed (`input_ack`, audio
-   * and `segment_completed` after a flush) before the attempt ends (status
-   * read, resume); default 5_000 ms, detected within 1.25 times it. Only
-   * frames that move what is owed count: never `pong`, warnings or repeats.
-   * Reasons for each default: `RECOVERY_DEFAULTS` (src/realtime/budgets.ts).
-   */
-  progressTimeoutMs?: number;
-  /** Longest wait for `finish` after `stop` (all audio is out by then) before the status route settles the request; default 2_000 ms. */
-  finishTimeoutMs?: number;
-  /** Deadline of one request-status read; unanswered, the recovery fails with a `TimeoutError` (failover under `auto`); default 3_000 ms. */
-  statusTimeoutMs?: number;
-  /** Resumes after a stall (quiet, or a frame the client cannot use) until a segment completes on the wire again; default 1. */
-  maxStallResumes?: number;
-  /** `audio` frames held while an earlier `sequence` is missing; default 16. */
-  reorderWindowFrames?: number;
-  /** Default base 200 ms, factor 2, cap 5_000 ms, jitter 0.5. */
-  backoff?: Partial<BackoffPolicy>;
-  /** Reads of a `running` request before giving up; default 20. */
-  maxStatusPolls?: number;
   /** Per connection: TCP, handshake and `authenticated`; default 10_000 ms. */
   connectTimeoutMs?: number;
-  /** `start` to `ready`; default 10_000 ms. */
-  startTimeoutMs?: number;
   /** Idle time before a keep-alive `ping`; default 15_000 ms. */
   keepAliveMs?: number;
   /** Per download of a segment's audio from the manifest; default 10_000 ms (status reads have `statusTimeoutMs`). */

@@ -5,7 +5,7 @@
  */
 import type { VoxpipeError } from '../../errors.js';
 import type { ClientEvent, ReadyEvent, RequestStatus, ServerEvent, StartRequest } from '../../protocol/events.js';
-import type { BackoffPolicy } from '../backoff.js';
+import type { BackoffPolicy } from '../../backoff.js';
 
 import { PartialSegmentPolicy, type SegmentLedger } from '../../splice.js';
 
@@ -169,8 +169,17 @@ export interface MachinePort {
   random(): number;
 }
 
+/**
+ * The reliable machine's options: the one place each recovery bound is
+ * documented. The shells take them as they are (`ReliableSessionOptions`
+ * extends this type, `BrowserSessionOptions` picks from it, `speech.ts`'s
+ * `RealtimeTuning` picks from the session's) and pass them on with
+ * `defined()`; the defaults live in the machine (`RECOVERY_DEFAULTS`).
+ */
 export interface MachineOptions {
+  /** Idempotency key of this generation, reused on every resume. */
   requestId: string;
+  /** Generation parameters of `start.request`. */
   request: StartRequest;
   /** Default: `continue` for pcm and wav, `restart` for mp3 and opus. */
   onPartialSegment?: PartialSegmentPolicy;
@@ -212,6 +221,7 @@ export interface MachineOptions {
   maxStallResumes?: number;
   /** `audio` frames held while an earlier `sequence` is missing; default 16 (`DEFAULT_REORDER_WINDOW_FRAMES`). */
   reorderWindowFrames?: number;
+  /** Delay between recovery attempts; default base 200 ms, factor 2, cap 5_000 ms, jitter 0.5. */
   backoff?: Partial<BackoffPolicy>;
   /** Reads of a `running` request before giving up; default 20. */
   maxStatusPolls?: number;

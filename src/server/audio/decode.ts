@@ -13,7 +13,7 @@ import { MPEGDecoder } from 'mpg123-decoder';
 import { OggOpusDecoder } from 'ogg-opus-decoder';
 import { ProcessError, runProcess, withTempDir } from '../media-engines/process.js';
 import { resample } from './resample.js';
-import { parseWavHeader } from './wav.js';
+import { readWavHeader } from '../../protocol/wav.js';
 
 /** The input is not audio this server can decode (reachable, but unprocessable). */
 export class UnprocessableMediaError extends Error {
@@ -52,9 +52,10 @@ function mixDown(channels: readonly Float32Array[], length: number): Float32Arra
 
 /** Integer PCM WAV (8 to 32 bits, any channel count); undefined when `bytes` is not one. */
 function decodeWav(bytes: Buffer, maxSeconds: number): DecodedAudio | undefined {
-  const header = parseWavHeader(bytes);
-  if (!header) return undefined;
-  const { sampleRate, channels, bitDepth } = header.info;
+  const read = readWavHeader(bytes, { anyBitDepth: true });
+  if (read.status !== 'header') return undefined;
+  const header = read.header;
+  const { sampleRate, channels, bitDepth } = header.pcm;
   const width = bitDepth / 8;
   if (![1, 2, 3, 4].includes(width) || channels < 1 || sampleRate < 1) return undefined;
   const end = Math.min(bytes.length, header.dataOffset + (header.dataBytes ?? bytes.length));

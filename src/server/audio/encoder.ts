@@ -5,7 +5,7 @@
 import { AudioFormat, type PcmInfo } from '../../protocol/audio.js';
 import { Mp3SegmentEncoder } from './mp3.js';
 import { loadOpusScript, OggOpusEncoder } from './opus.js';
-import { wavHeader } from './wav.js';
+import { buildWavHeader } from '../../protocol/wav.js';
 
 /** Encodes one request's PCM, segment by segment. */
 export interface StreamEncoder {
@@ -44,9 +44,9 @@ class PcmEncoder implements StreamEncoder {
 /** Raw PCM after a 44-byte streaming header on the first output. */
 class WavStreamEncoder implements StreamEncoder {
   readonly format = AudioFormat.wav;
-  #header: Buffer | undefined;
+  #header: Uint8Array | undefined;
   constructor(info: PcmInfo, streamStart: boolean) {
-    this.#header = streamStart ? wavHeader(info) : undefined;
+    this.#header = streamStart ? buildWavHeader(info) : undefined;
   }
   write(pcm: Buffer): Buffer {
     return this.#withHeader(pcm);
@@ -119,7 +119,7 @@ export function createStreamEncoder(format: AudioFormat, info: PcmInfo, options:
 /** A complete file of `pcm` for the HTTP routes; `wav` carries exact sizes. */
 export function encodeWhole(format: AudioFormat, pcm: Buffer, info: PcmInfo): Buffer {
   if (format === AudioFormat.pcm) return pcm;
-  if (format === AudioFormat.wav) return Buffer.concat([wavHeader(info, pcm.length), pcm]);
+  if (format === AudioFormat.wav) return Buffer.concat([buildWavHeader(info, pcm.length), pcm]);
   const encoder = createStreamEncoder(format, info);
   return Buffer.concat([encoder.write(pcm), encoder.end()]);
 }

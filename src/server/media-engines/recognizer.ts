@@ -9,7 +9,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeAudio, toPcm16, type DecodeOptions } from '../audio/decode.js';
-import { wavHeader } from '../audio/wav.js';
+import { buildWavHeader } from '../../protocol/wav.js';
 import { MEDIA_PROCESS_LIMITER, runProcess, withTempDir } from './process.js';
 import { RecognizerKind, type RecognizerTool } from './tools.js';
 
@@ -66,7 +66,7 @@ export function recognize(tool: RecognizerTool, pcm: Buffer, options: RecognizeO
   return MEDIA_PROCESS_LIMITER.run(() =>
     withTempDir(async (dir) => {
       const path = join(dir, 'audio.wav');
-      await writeFile(path, Buffer.concat([wavHeader({ sampleRate: RECOGNIZER_SAMPLE_RATE, channels: 1, bitDepth: 16 }, pcm.length), pcm]));
+      await writeFile(path, Buffer.concat([buildWavHeader({ sampleRate: RECOGNIZER_SAMPLE_RATE, channels: 1, bitDepth: 16 }, pcm.length), pcm]));
       // Both flavours load their default English model; only the 5prealpha one needs its log silenced.
       const args = tool.kind === RecognizerKind.single ? ['single', path] : ['-infile', path, '-logfn', '/dev/null'];
       const { stdout } = await runProcess(tool.path, args, { timeoutMs: options.timeoutMs ?? 600_000, signal: options.signal }); // 10 min

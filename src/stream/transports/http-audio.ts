@@ -15,7 +15,8 @@
  */
 import { VoxpipeError } from '../../errors.js';
 import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
-import { buildWavHeader, scanWav, unsupportedFmt } from '../../protocol/wav.js';
+import { buildWavHeader, readWavHeader } from '../../protocol/wav.js';
+import { id3v2Length, mp3Layout, OPUS_DECODE_RATE, opusLayout, type EncodedLayout } from '../../protocol/audio-probe.js';
 
 export { HttpAudioErrorCode } from '../../protocol/codes.js';
 import { HttpAudioErrorCode } from '../../protocol/codes.js';
@@ -37,9 +38,6 @@ export interface ConvertedAudio {
   /** Audio bytes the file says it carries (a WAV `data` chunk's size, whole sample frames), when it says. */
   declaredBytes?: number;
 }
-
-/** Opus always decodes at 48 kHz. */
-const OPUS_DECODE_RATE = 48_000;
 
 function mime(contentType: string): string {
   return contentType.split(';')[0]?.trim().toLowerCase() ?? '';
@@ -74,39 +72,9 @@ export function rawPcmLayout(file: AudioFile, fallback: PcmInfo): PcmInfo {
   };
 }
 
-/** Length of a leading ID3v2 tag (0 when there is none). */
-export function id3v2Length(data: Buffer): number {
-  if (data.length < 10 || data.toString('latin1', 0, 3) !== 'ID3') return 0;
-  const size = ((data[6]! & 0x7f) << 21) | ((data[7]! & 0x7f) << 14) | ((data[8]! & 0x7f) << 7) | (data[9]! & 0x7f);
-  const footer = (data[5]! & 0x10) !== 0 ? 10 : 0;
-  return Math.min(data.length, 10 + size + footer);
-}
-
-const MP3_RATES: Record<number, readonly number[]> = {
-  3: [44_100, 48_000, 32_000], // MPEG-1
-  2: [22_050, 24_000, 16_000], // MPEG-2
-  0: [11_025, 12_000, 8_000], // MPEG-2.5
-};
-
-/** Sample rate and channels of the first MPEG audio frame header, if one is found. */
-export function mp3Layout(data: Buffer): PcmInfo | undefined {
-  for (let i = id3v2Length(data); i + 3 < data.length; i++) {
-    if (data[i] !== 0xff || (data[i + 1]! & 0xe0) !== 0xe0) continue;
-    const version = (data[i + 1]! >> 3) & 3;
-    const layer = (data[i + 1]! >> 1) & 3;
-    const rateIndex = (data[i + 2]! >> 2) & 3;
-    const rate = MP3_RATES[version]?.[rateIndex];
-    if (layer === 0 || rate === undefined) continue;
-    return { sampleRate: rate, channels: ((data[i + 3]! >> 6) & 3) === 3 ? 1 : 2, bitDepth: 16 };
-  }
-  return undefined;
-}
-
-/** Channels from the `OpusHead` packet, if present. */
-export function opusLayout(data: Buffer): PcmInfo | undefined {
-  const at = data.indexOf('OpusHead', 0, 'latin1');
-  if (at < 0 || at + 9 >= data.length) return undefined;
-  return { sampleRate: OPUS_DECODE_RATE, channels: data[at + 9]!, bitDepth: 16 };
+/** A layout the file's own header announces (`protocol/audio-probe.ts`), as 16-bit PCM. */
+function decodedAs(layout: EncodedLayout | undefined): PcmInfo | undefined {
+  return layout && { ...layout, bitDepth: 16 };
 }
 
 function samePcm(a: PcmInfo, b: PcmInfo): boolean {
@@ -162,11 +130,11 @@ export class SegmentAudioAssembler {
     let samples: Buffer;
     let declared: number | undefined;
     if (isWavFile(file)) {
-      const header = scanWav(file.data);
-      if (header.status === 'incomplete') throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, 'WAV response ends inside its header');
-      const problem = header.status === 'invalid' ? header.reason : unsupportedFmt(header.fmt);
-      if (header.status !== 'header' || !header.fmt || problem !== undefined) throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `WAV response is not 16-bit PCM: ${problem ?? 'no fmt chunk'}`);
-      pcm = { sampleRate: header.fmt.sampleRate, channels: header.fmt.channels, bitDepth: header.fmt.bitDepth };
+      const read = readWavHeader(file.data);
+      if (read.status === 'incomplete') throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, 'WAV response ends inside its header');
+      if (read.status === 'invalid') throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `WAV response is not 16-bit PCM: ${read.reason}`);
+      const header = read.header;
+      pcm = header.pcm;
       if (header.dataBytes !== undefined) declared = header.dataBytes - (header.dataBytes % frameBytes(pcm));
       const end = header.dataBytes === undefined ? file.data.length : Math.min(file.data.length, header.dataOffset + header.dataBytes);
       samples = file.data.subarray(header.dataOffset, end);
@@ -196,7 +164,7 @@ export class SegmentAudioAssembler {
     let data = first ? file.data : file.data.subarray(id3v2Length(file.data));
     // An ID3v1 tag (last 128 bytes, "TAG") would also land mid-stream.
     if (data.length >= 128 && data.toString('latin1', data.length - 128, data.length - 125) === 'TAG') data = data.subarray(0, data.length - 128);
-    const pcm = mp3Layout(file.data) ?? this.#pcm ?? this.#fallback;
+    const pcm = decodedAs(mp3Layout(file.data)) ?? this.#pcm ?? this.#fallback;
     this.#pcm ??= pcm;
     return { data, pcm, headerBytes: 0 };
   }
@@ -205,7 +173,7 @@ export class SegmentAudioAssembler {
     if (file.data.length >= 4 && file.data.toString('latin1', 0, 4) !== 'OggS') {
       throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `expected Ogg Opus, got ${file.contentType || 'no Content-Type'}`);
     }
-    const pcm = opusLayout(file.data) ?? this.#pcm ?? { ...this.#fallback, sampleRate: OPUS_DECODE_RATE };
+    const pcm = decodedAs(opusLayout(file.data)) ?? this.#pcm ?? { ...this.#fallback, sampleRate: OPUS_DECODE_RATE };
     this.#pcm ??= pcm;
     return { data: file.data, pcm, headerBytes: 0 };
   }

@@ -1,6 +1,7 @@
 /**
- * One entry point for the HTTP transports, so `auto` failover and the CLI's
- * `--transport` build any of them by name.
+ * The one place that maps an HTTP transport's name to its class:
+ * `createTransport` (speech.ts, and so `auto` failover and the CLI's
+ * `--transport`) and the bench build them here.
  */
 import { TransportName } from '../../transport.js';
 import { AsyncTransport, type AsyncTransportOptions } from './async.js';
@@ -23,9 +24,3 @@ export function createHttpTransport(name: HttpTransportName, options: AsyncTrans
       return new CompatTransport(options);
   }
 }
-
-export { SyncTransport, segmentRequestId } from './sync.js';
-export { AsyncTransport, type AsyncTransportOptions } from './async.js';
-export { CompatTransport } from './compat.js';
-export { HttpSegmentTransport, DEFAULT_HTTP_PCM, splitRequestText, type HttpTransportOptions, type FetchedSegment } from './http-base.js';
-export { SegmentAudioAssembler, HttpAudioErrorCode } from './http-audio.js';

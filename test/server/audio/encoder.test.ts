@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createStreamEncoder, encodeWhole, supportedFormats } from '../../../src/server/audio/encoder.js';
 import { OggFlag } from '../../../src/server/audio/ogg.js';
 import { loadOpusScript } from '../../../src/server/audio/opus.js';
-import { parseWavHeader, WAV_STREAMING_SIZE } from '../../../src/server/audio/wav.js';
+import { readWavHeader, WAV_UNKNOWN_SIZE } from '../../../src/protocol/wav.js';
 import { decodeMp3, decodeOggOpus, durationSeconds, ffmpegSampleCount, ffprobeDuration, hasCommand, mp3FrameLengths, oggPages, sineHz, sinePcm } from './helpers.js';
 
 const INFO_24K = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
@@ -45,15 +45,15 @@ describe('pcm and wav', () => {
     const encoder = createStreamEncoder('wav', INFO_24K);
     const first = encoder.write(pcm);
     const second = encoder.write(pcm);
-    expect(parseWavHeader(first)).toEqual({ info: INFO_24K, dataOffset: 44, dataBytes: undefined });
-    expect(first.readUInt32LE(4)).toBe(WAV_STREAMING_SIZE);
+    expect(readWavHeader(first)).toEqual({ status: 'header', header: { pcm: INFO_24K, dataOffset: 44, dataBytes: undefined } });
+    expect(first.readUInt32LE(4)).toBe(WAV_UNKNOWN_SIZE);
     expect(first.subarray(44).equals(pcm)).toBe(true);
     expect(second.equals(pcm)).toBe(true);
     expect(encoder.endSegment().length).toBe(0);
   });
 
   it('writes the header even when a request ends without audio, and none when the stream started elsewhere', () => {
-    expect(parseWavHeader(createStreamEncoder('wav', INFO_24K).end())).toBeDefined();
+    expect(readWavHeader(createStreamEncoder('wav', INFO_24K).end()).status).toBe('header');
     const continuation = createStreamEncoder('wav', INFO_24K, { streamStart: false });
     expect(continuation.write(Buffer.from([1, 2])).equals(Buffer.from([1, 2]))).toBe(true);
   });
@@ -61,7 +61,7 @@ describe('pcm and wav', () => {
   it('encodes a whole wav file with exact sizes', () => {
     const pcm = sinePcm(22_050, 0.2);
     const file = encodeWhole('wav', pcm, INFO_22K);
-    expect(parseWavHeader(file)).toEqual({ info: INFO_22K, dataOffset: 44, dataBytes: pcm.length });
+    expect(readWavHeader(file)).toEqual({ status: 'header', header: { pcm: INFO_22K, dataOffset: 44, dataBytes: pcm.length } });
     expect(file.readUInt32LE(4)).toBe(file.length - 8);
   });
 });

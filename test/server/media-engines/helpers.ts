@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, type ReferenceServer, type ServerOptions } from '../../../src/server/index.js';
 import type { AccountSeed } from '../../../src/server/app.js';
-import { wavHeader } from '../../../src/server/audio/wav.js';
+import { buildWavHeader } from '../../../src/protocol/wav.js';
 import { detectMediaTools, hasFfmpeg } from '../../../src/server/media-engines/tools.js';
 
 export const TOOLS = detectMediaTools();
@@ -115,7 +115,7 @@ export async function startInputServer(): Promise<InputServer> {
 /** A 16-bit mono WAV of `samples`. */
 export function wavOf(samples: Int16Array, sampleRate: number): Buffer {
   const data = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
-  return Buffer.concat([wavHeader({ sampleRate, channels: 1, bitDepth: 16 }, data.length), data]);
+  return Buffer.concat([buildWavHeader({ sampleRate, channels: 1, bitDepth: 16 }, data.length), data]);
 }
 
 /** `seconds` of digital silence as a 16 kHz WAV. */

@@ -3,7 +3,7 @@ import { UnprocessableMediaError } from '../../../src/server/audio/decode.js';
 import { cleanTranscript, decodeForRecognizer, parseRecognizerOutput, recognize } from '../../../src/server/media-engines/recognizer.js';
 import { RecognizerKind } from '../../../src/server/media-engines/tools.js';
 import { encodeWhole } from '../../../src/server/audio/encoder.js';
-import { wavHeader } from '../../../src/server/audio/wav.js';
+import { buildWavHeader } from '../../../src/protocol/wav.js';
 import { HAS_FFMPEG, HAS_RECOGNIZER, silenceWav, toneWav, TOOLS } from './helpers.js';
 import { execFileSync } from 'node:child_process';
 
@@ -28,7 +28,7 @@ describe('decoding audio to 16 kHz mono', () => {
       stereo.writeInt16LE(1000, i * 4);
       stereo.writeInt16LE(3000, i * 4 + 2);
     }
-    const decoded = await decodeForRecognizer(Buffer.concat([wavHeader({ sampleRate: 8_000, channels: 2, bitDepth: 16 }, stereo.length), stereo]));
+    const decoded = await decodeForRecognizer(Buffer.concat([buildWavHeader({ sampleRate: 8_000, channels: 2, bitDepth: 16 }, stereo.length), stereo]));
     expect(decoded.durationSeconds).toBe(1);
     expect(decoded.pcm.length / 2).toBe(16_000);
     expect(decoded.pcm.readInt16LE(8_000)).toBe(2000);

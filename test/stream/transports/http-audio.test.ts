@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildWavHeader, parseWavHeader, WAV_UNKNOWN_SIZE } from '../../../src/sinks/wav-header.js';
-import { id3v2Length, mp3Layout, rawPcmLayout, SegmentAudioAssembler, splitChunks } from '../../../src/stream/transports/http-audio.js';
+import { id3v2Length, mp3Layout } from '../../../src/protocol/audio-probe.js';
+import { rawPcmLayout, SegmentAudioAssembler, splitChunks } from '../../../src/stream/transports/http-audio.js';
 
 const PCM = { sampleRate: 22_050, channels: 1, bitDepth: 16 };
 const FALLBACK = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
@@ -70,7 +71,7 @@ describe('SegmentAudioAssembler', () => {
     const frame = Buffer.from([0xff, 0xf3, 0x44, 0xc4, 1, 2, 3]);
     const file = Buffer.concat([id3, frame]);
     expect(id3v2Length(file)).toBe(13);
-    expect(mp3Layout(file)).toEqual({ sampleRate: 24_000, channels: 1, bitDepth: 16 });
+    expect(mp3Layout(file)).toEqual({ sampleRate: 24_000, channels: 1 });
     const a = new SegmentAudioAssembler('mp3', { fallbackPcm: FALLBACK });
     expect(a.convert({ data: file, contentType: 'audio/mpeg' }).data).toEqual(file);
     expect(a.convert({ data: file, contentType: 'audio/mpeg' }).data).toEqual(frame);

@@ -9,7 +9,8 @@ import { AsyncTransport } from '../../../src/stream/transports/async.js';
 import { CompatTransport } from '../../../src/stream/transports/compat.js';
 import type { HttpTransportOptions } from '../../../src/stream/transports/http-base.js';
 import { segmentRequestId, SyncTransport } from '../../../src/stream/transports/sync.js';
-import { createHttpTransport, HTTP_TRANSPORTS, splitRequestText } from '../../../src/stream/transports/http-transports.js';
+import { createHttpTransport, HTTP_TRANSPORTS } from '../../../src/stream/transports/http-transports.js';
+import { splitRequestText } from '../../../src/stream/transports/http-base.js';
 import type { SegmentResult, SegmentTransport } from '../../../src/transport.js';
 import { TONE_RATE } from '../../helpers/dialect.js';
 

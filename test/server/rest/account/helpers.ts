@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startServer, type ReferenceServer, type ServerOptions } from '../../../../src/server/index.js';
-import { wavHeader, parseWavHeader } from '../../../../src/server/audio/wav.js';
+import { buildWavHeader, readWavHeader } from '../../../../src/protocol/wav.js';
 import { ToneEngine } from '../../../../src/server/engines/index.js';
 import { estimatePitch } from '../../../../src/server/voices/pitch.js';
 import { resample } from '../../../../src/server/audio/resample.js';
@@ -22,17 +22,18 @@ export async function referenceWav(basePitchHz: number, text = 'Reference audio 
   for await (const c of engine.synthesize(text, { voice: { basePitchHz, rate: 1, espeakVoice: 'en-us' } })) chunks.push(c);
   await engine.close();
   const pcm = Buffer.concat(chunks);
-  return Buffer.concat([wavHeader({ sampleRate: engine.sampleRate, channels: 1, bitDepth: 16 }, pcm.length), pcm]);
+  return Buffer.concat([buildWavHeader({ sampleRate: engine.sampleRate, channels: 1, bitDepth: 16 }, pcm.length), pcm]);
 }
 
 /** Median F0 (Hz) of a 16-bit mono WAV file. */
 export function pitchOfWav(wav: Buffer): number {
-  const header = parseWavHeader(wav);
-  if (!header) throw new Error('not a WAV file');
+  const read = readWavHeader(wav);
+  if (read.status !== 'header') throw new Error('not a WAV file');
+  const header = read.header;
   const frames = Math.floor((wav.length - header.dataOffset) / 2);
   const samples = new Float32Array(frames);
   for (let i = 0; i < frames; i++) samples[i] = wav.readInt16LE(header.dataOffset + i * 2) / 32_768;
-  const hz = estimatePitch(resample(samples, header.info.sampleRate, ANALYSIS_RATE)).medianHz;
+  const hz = estimatePitch(resample(samples, header.pcm.sampleRate, ANALYSIS_RATE)).medianHz;
   if (hz === undefined) throw new Error('no pitch found');
   return hz;
 }

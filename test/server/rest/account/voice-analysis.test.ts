@@ -6,7 +6,7 @@ import { estimatePitch } from '../../../../src/server/voices/pitch.js';
 import { estimateRate } from '../../../../src/server/voices/rate.js';
 import { resample } from '../../../../src/server/audio/resample.js';
 import { ANALYSIS_RATE } from '../../../../src/server/voices/signal.js';
-import { wavHeader } from '../../../../src/server/audio/wav.js';
+import { buildWavHeader } from '../../../../src/protocol/wav.js';
 import { encodeWhole } from '../../../../src/server/audio/encoder.js';
 import { espeakAvailable, EspeakEngine, ToneEngine, type SpeechEngine } from '../../../../src/server/engines/index.js';
 
@@ -159,7 +159,7 @@ describe('decodeAudio', () => {
       mono.copy(stereo, i * 4, i * 2, i * 2 + 2);
       mono.copy(stereo, i * 4 + 2, i * 2, i * 2 + 2);
     }
-    const wav = Buffer.concat([wavHeader({ sampleRate: 22_050, channels: 2, bitDepth: 16 }, stereo.length), stereo]);
+    const wav = Buffer.concat([buildWavHeader({ sampleRate: 22_050, channels: 2, bitDepth: 16 }, stereo.length), stereo]);
     const out = await decodeAudio(wav);
     expect(out.decoder).toBe('wav');
     expect(out.sampleRate).toBe(22_050);
