@@ -40,7 +40,7 @@
  *   most `maxStallResumes` times until a segment completes on the wire.
  */
 import { AudioIncompleteError, ConnectionError, ProtocolError, RealtimeServerError, ResumeError, TimeoutError, type VoxpipeError } from '../../errors.js';
-import { CloseCode, FinishReason, isRecoverableClose, Mode, RequestState } from '../../protocol/constants.js';
+import { CloseAction, closePolicy, CloseCode, FinishReason, Mode, RequestState } from '../../protocol/constants.js';
 import type {
   AudioEvent,
   ClientEvent,
@@ -96,9 +96,6 @@ export const Phase = {
   aborted: 'aborted',
 } as const;
 export type Phase = (typeof Phase)[keyof typeof Phase];
-
-/** WebSocket close code of a connection that ended without a close frame (TCP drop). */
-const ABNORMAL_CLOSE = 1006;
 
 const TERMINAL: ReadonlySet<Phase> = new Set([Phase.done, Phase.failed, Phase.aborted]);
 const CONNECTED: ReadonlySet<Phase> = new Set([Phase.starting, Phase.running, Phase.stopping]);
@@ -435,8 +432,9 @@ export class ReliableMachine {
   #onTransportClosed(code: number, reason: string, wasClean: boolean, error: VoxpipeError | undefined): void {
     if (!CONNECTED.has(this.#phase)) return;
     this.#transportOpen = false;
-    const dropped = code === ABNORMAL_CLOSE || !wasClean;
-    const retryable = error ? error.retryable : isRecoverableClose(code) || dropped;
+    // What a close means and whether it is retried: the one close-code policy (protocol/close-codes.ts).
+    const policy = closePolicy(code, wasClean);
+    const retryable = error ? error.retryable : policy.retryable;
     const failure =
       error ??
       new ConnectionError('connection_closed', `connection closed (${code}${reason ? `: ${reason}` : ''}) before the request finished`, {
@@ -444,14 +442,13 @@ export class ReliableMachine {
         retryable,
         requestId: this.requestId,
       });
-    // Spec 7.7 retries automatically only on 1012/1013. A close that says
-    // nothing about the request (1011 internal error, 1001 going away) after
-    // `ready` is not retried blindly either: the status route decides. Its
+    // A close the policy answers with `ask-status` (1011, 1001) after
+    // `ready` is not retried blindly: the status route decides. Its
     // `failed_retryable` is the service's own word that the request may go
     // on, and resuming keeps the segments already charged from being
     // generated (and charged) again by a failover.
     // After `stop` every segment is complete: a close instead of `finish` leaves only the request's end unknown, which the status route settles.
-    const askStatus = !retryable && !error && this.#ready !== undefined && (code === CloseCode.internalError || code === CloseCode.goingAway || this.#phase === Phase.stopping);
+    const askStatus = !retryable && !error && this.#ready !== undefined && (policy.action === CloseAction.askStatus || this.#phase === Phase.stopping);
     if (retryable || askStatus) this.#retry(failure);
     else this.#fail(failure);
   }
