@@ -41,6 +41,7 @@
  */
 import { AudioIncompleteError, ConnectionError, ProtocolError, RealtimeServerError, ResumeError, TimeoutError, type VoxpipeError } from '../../errors.js';
 import { CloseAction, closePolicy, CloseCode, FinishReason, Mode, RequestState } from '../../protocol/constants.js';
+import { WarningCode } from '../../protocol/codes.js';
 import type {
   AudioEvent,
   ClientEvent,
@@ -102,19 +103,8 @@ const CONNECTED: ReadonlySet<Phase> = new Set([Phase.starting, Phase.running, Ph
 
 export { ResumeErrorCode } from './types.js';
 
-/** `warning` codes the machine raises itself. */
-export const MachineWarning = {
-  /** A completed request's manifest has no audio for a segment whose audio was not all emitted. */
-  audioUnavailable: 'audio_unavailable',
-  /** Audio for a segment this request never queued, or already completed: dropped. */
-  unexpectedAudio: 'unexpected_audio',
-  /** `audio` sequences skipped over within the reorder window (legal numbering may skip; the segment's byte count says whether audio is missing). */
-  audioSequenceGap: 'audio_sequence_gap',
-  /** A repeated `audio` frame (same segment, same sequence on one connection): dropped. */
-  audioRepeat: 'audio_repeat',
-  /** An `audio` frame that came after a later one of its segment was emitted: left out. */
-  audioLate: 'audio_late',
-} as const;
+/** `warning` codes the machine raises itself: the client's one list (protocol/codes.ts). */
+export const MachineWarning = WarningCode;
 
 export { defaultPartialPolicy };
 
