@@ -48,7 +48,6 @@ export type CloseAction = (typeof CloseAction)[keyof typeof CloseAction];
 
 /** What a close means for the client: the action, and the `retryable` of the error it becomes. */
 export interface ClosePolicy {
-  code: number;
   action: CloseAction;
   /** The `retryable` of the error a close before the end becomes (true exactly for `resume`). */
   retryable: boolean;
@@ -56,6 +55,7 @@ export interface ClosePolicy {
 
 /** One row of the documented table: the policy, with what the code means and why the action. */
 export interface CloseCodeRow extends ClosePolicy {
+  code: number;
   /** The `CloseCode` key. */
   name: string;
   meaning: string;
@@ -103,17 +103,16 @@ export const CLOSE_REASONS = {
   /** tryAgainLater */ 1013: { meaning: 'try again later (overload, a retryable failure)', why: 'spec 7.7: reconnect with backoff and resume' },
 } as const satisfies Record<CloseCode, { meaning: string; why: string }>;
 
-/** A code the table does not list (application codes 4000 to 4999 included): unknown intent, so only an `error` frame with `retryable: true` makes it retryable. */
-const OTHER_ACTION: CloseAction = CloseAction.fail;
-
 /**
  * The policy for a close: by its code, except that a close that was not
  * clean (no close frame exchanged) reads as 1006 whatever code it reports.
+ * A code the table does not list (application codes 4000 to 4999 included)
+ * fails: unknown intent, so only an `error` frame with `retryable: true`
+ * makes it retryable.
  */
 export function closePolicy(code: number, wasClean = true): ClosePolicy {
-  const known = wasClean ? code : CloseCode.abnormal;
-  const action = (CLOSE_ACTIONS as Record<number, CloseAction>)[known] ?? OTHER_ACTION;
-  return { code: known, action, retryable: action === CloseAction.resume };
+  const action = (CLOSE_ACTIONS as Record<number, CloseAction>)[wasClean ? code : CloseCode.abnormal] ?? CloseAction.fail;
+  return { action, retryable: action === CloseAction.resume };
 }
 
 /** Whether a close before the request finished may be retried: `closePolicy(code, wasClean).retryable`. */
@@ -125,5 +124,5 @@ export function isRetryableClose(code: number, wasClean = true): boolean {
 export function closeCodeTable(): CloseCodeRow[] {
   return (Object.entries(CloseCode) as [string, CloseCode][])
     .sort((a, b) => a[1] - b[1])
-    .map(([name, code]) => ({ ...closePolicy(code), name, ...CLOSE_REASONS[code] }));
+    .map(([name, code]) => ({ code, ...closePolicy(code), name, ...CLOSE_REASONS[code] }));
 }

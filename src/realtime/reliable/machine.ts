@@ -104,7 +104,7 @@ const CONNECTED: ReadonlySet<Phase> = new Set([Phase.starting, Phase.running, Ph
 export { ResumeErrorCode } from './types.js';
 
 /** `warning` codes the machine raises itself: the client's one list (protocol/codes.ts). */
-export const MachineWarning = WarningCode;
+export { WarningCode as MachineWarning };
 
 export { defaultPartialPolicy };
 
@@ -664,10 +664,10 @@ export class ReliableMachine {
 
   #releaseOrdered(conn: ConnectionState, verdict: SequenceVerdict<AudioEvent>, event?: AudioEvent): void {
     if (event && verdict.duplicate) {
-      this.#port.emit({ type: 'warning', code: MachineWarning.audioRepeat, message: `dropped a repeat of audio sequence ${event.sequence} of segment ${event.segment_id}` });
+      this.#port.emit({ type: 'warning', code: WarningCode.audioRepeat, message: `dropped a repeat of audio sequence ${event.sequence} of segment ${event.segment_id}` });
     }
     if (event && verdict.late) {
-      this.#port.emit({ type: 'warning', code: MachineWarning.audioLate, message: `audio sequence ${event.sequence} of segment ${event.segment_id} came after later audio was emitted; it was left out` });
+      this.#port.emit({ type: 'warning', code: WarningCode.audioLate, message: `audio sequence ${event.sequence} of segment ${event.segment_id} came after later audio was emitted; it was left out` });
     }
     this.#reportGaps(verdict.gaps);
     // Audio released past skipped sequences: a hole before it cannot be filled in by a new attempt.
@@ -685,7 +685,7 @@ export class ReliableMachine {
     this.#conn.gapReported = true;
     this.#port.emit({
       type: 'warning',
-      code: MachineWarning.audioSequenceGap,
+      code: WarningCode.audioSequenceGap,
       message: `audio sequence ${describeGaps(gaps)} skipped (never arrived in order)`,
     });
   }
@@ -693,7 +693,7 @@ export class ReliableMachine {
   #onOrderedAudio(conn: ConnectionState, event: AudioEvent): void {
     const entry = this.#journal.get(event.segment_id);
     if (!entry || entry.completed) {
-      this.#port.emit({ type: 'warning', code: MachineWarning.unexpectedAudio, message: `dropped audio of segment ${event.segment_id}` });
+      this.#port.emit({ type: 'warning', code: WarningCode.unexpectedAudio, message: `dropped audio of segment ${event.segment_id}` });
       return;
     }
     const offset = conn.offsets.get(entry.segmentId) ?? 0;
@@ -917,7 +917,7 @@ export class ReliableMachine {
       }
       this.#port.emit({
         type: 'warning',
-        code: MachineWarning.audioUnavailable,
+        code: WarningCode.audioUnavailable,
         message: `segment ${item.entry.segmentId}: the completed request offers no audio for it; ${heard.audioBytes} bytes were emitted`,
       });
       this.#complete(item.entry, item.units);
