@@ -11,7 +11,13 @@
  *
  * The whole request holds at most 10,000 characters. Per-segment results
  * are known only at `finish`: every `send()` resolves then, the last one
- * carrying the request's units and audio bytes, the others zero.
+ * carrying the request's units and audio bytes (and `expectedBytes` when the
+ * server states them), the others zero. The request's audio is one
+ * generation: it is tagged with the last part, the one that committed it.
+ *
+ * Every decision is the sans-IO `SimpleMachine`'s (`simple/machine.ts`,
+ * transitions in test/realtime/simple-machine-transitions.md); this class
+ * is its Node shell.
  */
 import { performance } from 'node:perf_hooks';
 import { EventEmitter } from 'eventemitter3';
