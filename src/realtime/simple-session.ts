@@ -116,8 +116,9 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   open(signal?: AbortSignal): Promise<ReadyInfo> {
     if (this.#openWaiter) return this.#openWaiter.promise;
     this.#openWaiter = waiter();
-    if (this.#error) {
-      this.#openWaiter.reject(this.#error);
+    if (this.#error || this.#summary) {
+      // Nothing left to open: the request failed, or ended (`end()` with nothing sent).
+      this.#openWaiter.reject(this.#error ?? new VoxpipeError(ErrorCode.invalidState, 'open() after the request ended'));
       return this.#openWaiter.promise;
     }
     if (signal) this.#linkSignal(signal);
@@ -189,15 +190,21 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   }
 
   #openTransport(): void {
-    // Frames that arrive before `connect()` resolved are held, so the machine always sees `transport-opened` first.
+    // Frames (and a close) that arrive before `connect()` resolved are held,
+    // so the machine always sees `transport-opened` first.
     let opened = false;
     const early: ServerEvent[] = [];
+    let closedEarly: CloseInfo | undefined;
     const onEvent = (event: ServerEvent): void => {
       if (!opened) early.push(event);
       else if (this.#connection) this.#machine.handle({ type: 'frame', event });
     };
     const onClose = (info: CloseInfo): void => {
-      if (!this.#connection) return; // closed by the machine, or never handed over
+      if (!opened) {
+        closedEarly = info;
+        return;
+      }
+      if (!this.#connection) return; // closed by the machine
       this.#connection = undefined;
       this.#machine.handle({ type: 'transport-closed', code: info.code, reason: info.reason, wasClean: info.wasClean, ...(info.error && { error: info.error }) });
     };
@@ -219,6 +226,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
           if (!this.#connection) break;
           this.#machine.handle({ type: 'frame', event });
         }
+        if (closedEarly) onClose(closedEarly);
       },
       (err: unknown) => this.#machine.handle({ type: 'transport-failed', error: asVoxpipeError(err) }),
     );
