@@ -11,7 +11,7 @@
  */
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, type VoxpipeError } from '../errors.js';
 import { readServerFrame, encodeFrame } from '../protocol/wire.js';
-import { CloseCode, ErrorCode, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/constants.js';
+import { CloseCode, ErrorCode, isRetryableClose, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/constants.js';
 import type { ClientEvent, StartRequest } from '../protocol/events.js';
 import { INVALID_SERVER_FRAME, readRequestStatus } from '../protocol/server-reader.js';
 import { ReliableMachine } from '../realtime/reliable/machine.js';
@@ -20,8 +20,6 @@ import { MachineTimers, readyInfoFrom } from '../realtime/session-util.js';
 import { defined } from '../defined.js';
 import { AudioLedger } from '../splice.js';
 import type { ReadyInfo } from '../transport.js';
-
-const ABNORMAL_CLOSE = 1006;
 
 /**
  * The recovery bounds are the machine's (`MachineOptions`, documented there
@@ -115,7 +113,7 @@ export class BrowserSession {
     if (!ws) return;
     this.#detach();
     ws.close();
-    this.#machine.handle({ type: 'transport-closed', code: ABNORMAL_CLOSE, reason: 'dropped by the page', wasClean: false });
+    this.#machine.handle({ type: 'transport-closed', code: CloseCode.abnormal, reason: 'dropped by the page', wasClean: false });
   }
 
   #detach(): void {
@@ -225,7 +223,7 @@ export class BrowserSession {
           clearTimeout(timer);
           if (generation !== this.#generation) return;
           this.#ws = undefined;
-          const retryable = close.code === ABNORMAL_CLOSE || close.code === CloseCode.serviceRestart || close.code === CloseCode.tryAgainLater;
+          const retryable = isRetryableClose(close.code, close.wasClean);
           if (!authenticated) {
             fail(new ConnectionError('connection_closed', `realtime connection closed during the handshake (${close.code})`, { closeCode: close.code, retryable }));
             return;

@@ -283,3 +283,18 @@ export function codeKind(code: string): CodeKind {
 export function isKnownCode(code: string): boolean {
   return Object.hasOwn(KINDS, code);
 }
+
+/** `warning` codes the client raises itself (realtime sessions), beside the ones a server sends. */
+export const WarningCode = {
+  /** A completed request's manifest has no audio for a segment whose audio was not all emitted. */
+  audioUnavailable: 'audio_unavailable',
+  /** Audio for a segment this request never queued, or already completed: dropped. */
+  unexpectedAudio: 'unexpected_audio',
+  /** `audio` sequences skipped over within the reorder window (legal numbering may skip; the segment's byte count says whether audio is missing). */
+  audioSequenceGap: 'audio_sequence_gap',
+  /** A repeated `audio` frame (same segment, same sequence on one connection): dropped. */
+  audioRepeat: 'audio_repeat',
+  /** An `audio` frame that came after a later one of its segment was emitted: left out. */
+  audioLate: 'audio_late',
+} as const;
+export type WarningCode = (typeof WarningCode)[keyof typeof WarningCode];

@@ -41,24 +41,8 @@ export type RequestState = (typeof RequestState)[keyof typeof RequestState];
 
 export { ErrorCode } from './codes.js';
 
-/** WebSocket close codes the protocol uses. */
-export const CloseCode = {
-  normal: 1000,
-  goingAway: 1001,
-  protocolError: 1002,
-  policyViolation: 1008,
-  messageTooBig: 1009,
-  internalError: 1011,
-  /** Service restart (drain): reconnect and resume. */
-  serviceRestart: 1012,
-  /** Try again later: reconnect and resume. */
-  tryAgainLater: 1013,
-} as const;
-
-/** Spec 7.7: automatic retry only on close 1012 or 1013 (or a `retryable: true` error). */
-export function isRecoverableClose(code: number): boolean {
-  return code === CloseCode.serviceRestart || code === CloseCode.tryAgainLater;
-}
+/** WebSocket close codes and the one policy for them (close-codes.ts). */
+export { CloseAction, CloseCode, CLOSE_ACTIONS, CLOSE_REASONS, closeCodeTable, closePolicy, isRetryableClose, type ClosePolicy, type CloseCodeRow } from './close-codes.js';
 
 /** Optional `start.request` fields that exist only where a provider's capabilities list them. */
 export const PROVIDER_PARAMETERS = ['latency', 'emotion', 'instructions', 'optimize_instructions'] as const;

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, registerSecret, TimeoutError, type VoxpipeError } from '../errors.js';
 import { encodeFrame, readServerFrame } from '../protocol/wire.js';
-import { CloseCode, ErrorCode, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/constants.js';
+import { CloseCode, ErrorCode, isRetryableClose, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/constants.js';
 import type { AuthenticatedEvent, ClientEvent, ServerEvent } from '../protocol/events.js';
 import { LIMITS } from '../protocol/limits.js';
 import { IGNORED_SERVER_EVENT, INVALID_SERVER_FRAME } from '../protocol/server-reader.js';
@@ -86,8 +86,6 @@ export type ConnectionHandlers = Pick<ConnectOptions, 'onEvent' | 'onClose'>;
  */
 export type ConnectionSource = (options: ConnectOptions) => Promise<RealtimeConnection>;
 
-/** ws reports a close without a close frame as 1006. */
-const ABNORMAL_CLOSE = 1006;
 /** Slack over the protocol's frame limit, so a maximal frame plus envelope still fits. */
 const PAYLOAD_SLACK_BYTES = 64 * 1024; // 64 KiB
 
@@ -143,7 +141,7 @@ class Connection implements RealtimeConnection {
     this.authenticated = authenticated;
     this.#lastReceivedAt = performance.now();
     this.#ws.on('message', (data: Buffer, isBinary: boolean) => this.#onMessage(data, isBinary));
-    this.#ws.on('close', (code: number, reason: Buffer) => this.#end({ code, reason: reasonText(reason), wasClean: code !== ABNORMAL_CLOSE }));
+    this.#ws.on('close', (code: number, reason: Buffer) => this.#end({ code, reason: reasonText(reason), wasClean: code !== CloseCode.abnormal }));
     this.#ws.on('error', () => {
       // 'close' follows every 'error'; the code there (1006) says enough.
     });
@@ -181,7 +179,7 @@ class Connection implements RealtimeConnection {
   terminate(): void {
     if (this.#closed) return;
     this.#ws.terminate();
-    this.#end({ code: ABNORMAL_CLOSE, reason: 'terminated', wasClean: false });
+    this.#end({ code: CloseCode.abnormal, reason: 'terminated', wasClean: false });
   }
 
   #onMessage(data: Buffer, isBinary: boolean): void {
@@ -235,9 +233,9 @@ class Connection implements RealtimeConnection {
       this.#pongTimer.unref();
       return;
     }
-    const error = new ConnectionError('keepalive_timeout', `no frame within ${this.#pongTimeoutMs} ms of a ping`, { retryable: true, closeCode: ABNORMAL_CLOSE });
+    const error = new ConnectionError('keepalive_timeout', `no frame within ${this.#pongTimeoutMs} ms of a ping`, { retryable: isRetryableClose(CloseCode.abnormal, false), closeCode: CloseCode.abnormal });
     this.#ws.terminate();
-    this.#end({ code: ABNORMAL_CLOSE, reason: 'keep-alive timeout', wasClean: false, error });
+    this.#end({ code: CloseCode.abnormal, reason: 'keep-alive timeout', wasClean: false, error });
   }
 
   #end(info: CloseInfo): void {
@@ -335,7 +333,7 @@ export function connect(opts: ConnectOptions): Promise<RealtimeConnection> {
       settle(
         new ConnectionError('connection_closed', `realtime connection closed during the handshake (${code}${text ? `: ${text}` : ''})`, {
           closeCode: code,
-          retryable: code === ABNORMAL_CLOSE || code === CloseCode.serviceRestart || code === CloseCode.tryAgainLater,
+          retryable: isRetryableClose(code),
         }),
       );
     });

@@ -11,24 +11,28 @@
  *
  * The whole request holds at most 10,000 characters. Per-segment results
  * are known only at `finish`: every `send()` resolves then, the last one
- * carrying the request's units and audio bytes, the others zero.
+ * carrying the request's units and audio bytes (and `expectedBytes` when the
+ * server states them), the others zero. The request's audio is one
+ * generation: it is tagged with the last part, the one that committed it.
+ *
+ * Every decision is the sans-IO `SimpleMachine`'s (`simple/machine.ts`,
+ * transitions in test/realtime/simple-machine-transitions.md); this class
+ * is its Node shell.
  */
 import { performance } from 'node:perf_hooks';
 import { EventEmitter } from 'eventemitter3';
-import { AbortError, ConnectionError, RealtimeServerError, TimeoutError, VoxpipeError } from '../errors.js';
+import { AbortError, VoxpipeError } from '../errors.js';
 import type { AudioChunk } from '../protocol/audio.js';
-import { CloseCode, ErrorCode, FinishReason, Mode } from '../protocol/constants.js';
-import type { AudioEvent, ServerEvent, StartEvent, StartRequest } from '../protocol/events.js';
-import { countChars, LIMITS } from '../protocol/limits.js';
+import { ErrorCode } from '../protocol/constants.js';
+import type { ServerEvent, StartRequest } from '../protocol/events.js';
 import { TransportName, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportEvents, type TransportSummary } from '../transport.js';
 import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection } from './connection.js';
-import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal } from './session-util.js';
-import { AudioOrder, describeGaps, type SequenceGap } from './sequence-window.js';
+import { asVoxpipeError, readyInfoFrom, waiter, type Waiter, linkAbortSignal, MachineTimers } from './session-util.js';
 import type { SessionTimings } from './waterfall.js';
-import { checkBudgets, RECOVERY_DEFAULTS } from './budgets.js';
-
-/** The events that are progress of a simple-mode request. */
-const PROGRESS_EVENTS: ReadonlySet<string> = new Set(['ready', 'audio', 'finish', 'error']);
+import { checkBudgets } from './budgets.js';
+import { defined } from '../defined.js';
+import { SimpleMachine, SimplePhase } from './simple/machine.js';
+import type { MachineAudio, MachineSegmentResult, SimpleEvent, SimplePort, SimpleTimerId } from './simple/types.js';
 
 export interface SimpleSessionOptions {
   /** `{ws_url}` of the realtime service. */
@@ -67,43 +71,24 @@ export interface SimpleSummary extends TransportSummary {
   timings: SessionTimings;
 }
 
-const Phase = {
-  idle: 'idle',
-  connecting: 'connecting',
-  starting: 'starting',
-  running: 'running',
-  /** Last `input` committed: waiting for `finish`. */
-  committed: 'committed',
-  done: 'done',
-  failed: 'failed',
-} as const;
-type Phase = (typeof Phase)[keyof typeof Phase];
-
+/**
+ * A thin shell that wires the sans-IO `SimpleMachine` (`simple/machine.ts`)
+ * to real things: `connect()` for the WebSocket, `setTimeout` for its
+ * timers, `performance.now()` for the timings. Every decision is the
+ * machine's.
+ */
 export class SimpleSession extends EventEmitter<TransportEvents> implements SegmentTransport {
   readonly name = TransportName.realtime;
   readonly #opts: SimpleSessionOptions;
   readonly #timings: SessionTimings = {};
-  #phase: Phase = Phase.idle;
+  readonly #machine: SimpleMachine;
+  readonly #timers = new MachineTimers<SimpleTimerId>((id) => this.#machine.handle({ type: 'timer', id }));
   #connection: RealtimeConnection | undefined;
   #ready: ReadyInfo | undefined;
-  #requestId: string;
   #paused = false;
-  /** The deadline of the current wait on the server (`ready`, then frames after the commit). */
-  #watchdog: NodeJS.Timeout | undefined;
-  #lastFrameAt = 0;
-  /** Puts `audio` frames back in `sequence` order. */
-  readonly #order: AudioOrder<AudioEvent>;
-  /** Every segment given to `send()`, in order. */
-  #sent: SegmentInput[] = [];
-  /** Segments already sent as `input` frames. The last one is held back until `end()` commits it. */
-  #inputs = 0;
-  #requestChars = 0;
-  #audioBytes = 0;
-  /** An `audio_sequence_gap` warning was given (once: numbering may legally skip). */
-  #gapReported = false;
-  #units = 0;
-  #eventCounter = 0;
+  /** One waiter per `send()`, in order (the machine settles the parts in order). */
   readonly #sendWaiters: Waiter<SegmentResult>[] = [];
+  #settled = 0;
   #openWaiter: Waiter<ReadyInfo> | undefined;
   #endWaiter: Waiter<SimpleSummary> | undefined;
   #summary: SimpleSummary | undefined;
@@ -112,10 +97,15 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
 
   constructor(options: SimpleSessionOptions) {
     super();
-    checkBudgets(options);
+    checkBudgets(options); // every budget given, also those simple mode has no use for: a typo is never silent
     this.#opts = options;
-    this.#requestId = options.requestId ?? '';
-    this.#order = new AudioOrder(options.reorderWindowFrames);
+    this.#machine = new SimpleMachine(
+      {
+        request: options.request,
+        ...defined({ requestId: options.requestId, startTimeoutMs: options.startTimeoutMs, progressTimeoutMs: options.progressTimeoutMs, reorderWindowFrames: options.reorderWindowFrames }),
+      },
+      this.#port(),
+    );
     if (options.signal) this.#linkSignal(options.signal);
   }
 
@@ -126,58 +116,25 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   open(signal?: AbortSignal): Promise<ReadyInfo> {
     if (this.#openWaiter) return this.#openWaiter.promise;
     this.#openWaiter = waiter();
-    if (this.#error) {
-      this.#openWaiter.reject(this.#error);
+    if (this.#error || this.#summary) {
+      // Nothing left to open: the request failed, or ended (`end()` with nothing sent).
+      this.#openWaiter.reject(this.#error ?? new VoxpipeError(ErrorCode.invalidState, 'open() after the request ended'));
       return this.#openWaiter.promise;
     }
     if (signal) this.#linkSignal(signal);
     this.#timings.openMs = performance.now();
-    this.#phase = Phase.connecting;
-    const options: Parameters<typeof connect>[0] = {
-      wsUrl: this.#opts.wsUrl,
-      apiKey: this.#opts.apiKey,
-      onEvent: (event) => this.#onEvent(event),
-      onClose: (info) => this.#onClose(info),
-    };
-    if (this.#opts.connectTimeoutMs !== undefined) options.connectTimeoutMs = this.#opts.connectTimeoutMs;
-    if (this.#opts.keepAliveMs !== undefined) options.keepAliveMs = this.#opts.keepAliveMs;
-    (this.#opts.connectionSource ?? connect)(options).then(
-      (connection) => {
-        if (this.#phase !== Phase.connecting) {
-          connection.close();
-          return;
-        }
-        this.#timings.authenticatedMs = performance.now();
-        this.#connection = connection;
-        if (this.#paused) connection.pause();
-        const start: StartEvent = { event: 'start', mode: Mode.simple, event_id: this.#nextEventId(), request: this.#opts.request };
-        if (this.#opts.requestId !== undefined) start.request_id = this.#opts.requestId;
-        this.#phase = Phase.starting;
-        connection.send(start);
-        this.#watch();
-      },
-      (err: unknown) => this.#fail(asVoxpipeError(err)),
-    );
+    this.#machine.handle({ type: 'open' });
     return this.#openWaiter.promise;
   }
 
   send(segment: SegmentInput): Promise<SegmentResult> {
     if (this.#error) return Promise.reject(this.#error);
-    if (this.#phase === Phase.committed || this.#endWaiter) return Promise.reject(new VoxpipeError(ErrorCode.invalidState, 'send() after end()'));
-    try {
-      validateSegment(segment, LIMITS.simpleRequestMaxChars);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const chars = countChars(segment.text);
-    if (this.#requestChars + chars > LIMITS.simpleRequestMaxChars) {
-      return Promise.reject(new VoxpipeError(ErrorCode.segmentTooLarge, `a simple-mode request holds at most ${LIMITS.simpleRequestMaxChars} characters`));
-    }
-    this.#requestChars += chars;
+    if (this.#endWaiter) return Promise.reject(new VoxpipeError(ErrorCode.invalidState, 'send() after end()'));
+    const refused = this.#machine.refusal(segment);
+    if (refused) return Promise.reject(refused);
     const w = waiter<SegmentResult>();
     this.#sendWaiters.push(w);
-    this.#sent.push(segment);
-    this.#pumpInputs();
+    this.#machine.handle({ type: 'segment-queued', segmentId: segment.segmentId, text: segment.text });
     return w.promise;
   }
 
@@ -186,140 +143,104 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
     this.#endWaiter = waiter();
     if (this.#summary) this.#endWaiter.resolve(this.#summary);
     else if (this.#error) this.#endWaiter.reject(this.#error);
-    else if (this.#sent.length === 0) this.#finishEmpty();
-    else this.#pumpInputs();
+    else this.#machine.handle({ type: 'stop-requested' });
     return this.#endWaiter.promise;
   }
 
   async abort(reason?: VoxpipeError): Promise<void> {
-    if (this.#phase === Phase.done || this.#phase === Phase.failed) return;
-    this.#fail(reason ?? new AbortError());
+    this.#machine.handle({ type: 'abort-requested', reason: reason ?? new AbortError() });
   }
 
   pause(): void {
     this.#paused = true;
     this.#connection?.pause();
-    this.#watch();
+    this.#machine.handle({ type: 'reader', paused: true });
   }
 
   resume(): void {
     this.#paused = false;
     this.#connection?.resume();
-    this.#watch();
+    this.#machine.handle({ type: 'reader', paused: false });
   }
 
   pending(): SegmentInput[] {
-    return this.#summary || this.#error ? [] : [...this.#sent];
+    return this.#machine.pending();
   }
 
-  // ---------------------------------------------------------------- internals
+  // ---------------------------------------------------------------- wiring
 
   #linkSignal(signal: AbortSignal): void {
     this.#unlinkSignal = linkAbortSignal(signal, (cause) => void this.abort(new AbortError('aborted by signal', { cause })), this.#unlinkSignal);
   }
 
-  #nextEventId(): string {
-    return `simple-${++this.#eventCounter}`;
-  }
-
-  /**
-   * Once the request runs, send every segment but the last as `input` with
-   * `commit: false`; after `end()`, the last one with `commit: true`.
-   */
-  #pumpInputs(): void {
-    const connection = this.#connection;
-    if (this.#phase !== Phase.running || !connection) return;
-    while (this.#inputs < this.#sent.length - 1) {
-      connection.send({ event: 'input', event_id: this.#nextEventId(), text: this.#sent[this.#inputs++]!.text, commit: false });
-    }
-    if (this.#endWaiter && this.#inputs === this.#sent.length - 1) {
-      connection.send({ event: 'input', event_id: this.#nextEventId(), text: this.#sent[this.#inputs++]!.text, commit: true });
-      this.#phase = Phase.committed;
-      this.#watch();
-    }
-  }
-
-  /**
-   * Keep one deadline while the server owes a frame: `ready` after `start`
-   * (startTimeoutMs), then audio or `finish` after the commit
-   * (progressTimeoutMs). Only `ready`, audio, `finish` and `error` move it;
-   * a paused reader stops it.
-   */
-  #watch(): void {
-    clearTimeout(this.#watchdog);
-    this.#watchdog = undefined;
-    const waiting = this.#phase === Phase.starting ? (this.#opts.startTimeoutMs ?? 10_000) : this.#phase === Phase.committed ? (this.#opts.progressTimeoutMs ?? RECOVERY_DEFAULTS.progressTimeoutMs) : 0;
-    if (waiting <= 0 || this.#paused) return;
-    this.#lastFrameAt = performance.now();
-    const check = (): void => {
-      const left = this.#lastFrameAt + waiting - performance.now();
-      if (left > 0) {
-        this.#watchdog = setTimeout(check, left);
-        return;
-      }
-      this.#watchdog = undefined;
-      const what = this.#phase === Phase.starting ? 'ready' : 'audio or finish';
-      this.#fail(new TimeoutError(`no ${what} from the server within ${waiting} ms`, { retryable: true, requestId: this.#requestId || undefined }));
+  #port(): SimplePort {
+    return {
+      sendFrame: (event) => this.#connection?.send(event),
+      emitAudio: (audio) => this.#emitAudio(audio),
+      emit: (event) => this.#onMachineEvent(event),
+      startTimer: (id, ms) => this.#timers.start(id, ms),
+      cancelTimer: (id) => this.#timers.cancel(id),
+      openTransport: () => this.#openTransport(),
+      closeTransport: (code, reason) => {
+        const connection = this.#connection;
+        this.#connection = undefined;
+        connection?.close(code, reason);
+      },
     };
-    this.#watchdog = setTimeout(check, waiting);
-    this.#watchdog.unref?.();
   }
 
-  #onEvent(event: ServerEvent): void {
-    // Progress is what the request needs (spec 6, rule 3), not keep-alive answers or chatter.
-    if (PROGRESS_EVENTS.has(event.event)) this.#lastFrameAt = performance.now();
-    switch (event.event) {
-      case 'ready': {
-        if (this.#phase !== Phase.starting) return;
-        this.#ready = readyInfoFrom(event, this.#opts.requestId);
-        this.#requestId = this.#ready.requestId;
-        this.#timings.readyMs = performance.now();
-        this.#phase = Phase.running;
-        this.#watch();
-        this.emit('ready', this.#ready);
-        this.#openWaiter?.resolve(this.#ready);
-        this.#pumpInputs();
+  #openTransport(): void {
+    // Frames (and a close) that arrive before `connect()` resolved are held,
+    // so the machine always sees `transport-opened` first.
+    let opened = false;
+    const early: ServerEvent[] = [];
+    let closedEarly: CloseInfo | undefined;
+    const onEvent = (event: ServerEvent): void => {
+      if (!opened) early.push(event);
+      else if (this.#connection) this.#machine.handle({ type: 'frame', event });
+    };
+    const onClose = (info: CloseInfo): void => {
+      if (!opened) {
+        closedEarly = info;
         return;
       }
-      case 'audio': {
-        if (!this.#ready || this.#phase === Phase.failed) return;
-        const verdict = this.#order.push(event.segment_id, event.sequence, event);
-        if (verdict.duplicate) this.emit('warning', { code: 'audio_repeat', message: `dropped a repeat of audio sequence ${event.sequence} of segment ${event.segment_id}` });
-        if (verdict.late) this.emit('warning', { code: 'audio_late', message: `audio sequence ${event.sequence} of segment ${event.segment_id} came after later audio was emitted; it was left out` });
-        this.#reportGaps(verdict.gaps);
-        for (const frame of verdict.release) {
-          // A listener of one released frame may have ended the request (abort): the rest are not emitted.
-          if ((this.#phase as (typeof Phase)[keyof typeof Phase]) === Phase.failed) return;
-          this.#emitAudio(frame);
+      if (!this.#connection) return; // closed by the machine
+      this.#connection = undefined;
+      this.#machine.handle({ type: 'transport-closed', code: info.code, reason: info.reason, wasClean: info.wasClean, ...(info.error && { error: info.error }) });
+    };
+    const options: Parameters<typeof connect>[0] = { wsUrl: this.#opts.wsUrl, apiKey: this.#opts.apiKey, onEvent, onClose };
+    if (this.#opts.connectTimeoutMs !== undefined) options.connectTimeoutMs = this.#opts.connectTimeoutMs;
+    if (this.#opts.keepAliveMs !== undefined) options.keepAliveMs = this.#opts.keepAliveMs;
+    (this.#opts.connectionSource ?? connect)(options).then(
+      (connection) => {
+        if (this.#machine.phase !== SimplePhase.connecting) {
+          connection.close();
+          return;
         }
-        return;
-      }
-      case 'warning':
-        this.emit('warning', { code: event.code, message: event.message });
-        return;
-      case 'error':
-        this.#fail(new RealtimeServerError(event.code, event.message, event.terminal, { requestId: event.request_id, retryable: event.retryable, stage: event.stage }));
-        return;
-      case 'finish':
-        this.#drainAudio();
-        if (event.reason === FinishReason.completed) this.#finish(event.units);
-        else this.#fail(new RealtimeServerError(event.reason, `the request finished with reason ${event.reason}`, true, { requestId: event.request_id }));
-        return;
-      default:
-        return; // simple mode needs only ready, audio, error, finish (spec 6, rule 3)
-    }
+        this.#timings.authenticatedMs = performance.now();
+        this.#connection = connection;
+        if (this.#paused) connection.pause();
+        opened = true;
+        this.#machine.handle({ type: 'transport-opened' });
+        for (const event of early.splice(0)) {
+          if (!this.#connection) break;
+          this.#machine.handle({ type: 'frame', event });
+        }
+        if (closedEarly) onClose(closedEarly);
+      },
+      (err: unknown) => this.#machine.handle({ type: 'transport-failed', error: asVoxpipeError(err) }),
+    );
   }
 
-  /** Audio in `sequence` order (spec 6, rule 2), whatever the arrival order. */
-  #emitAudio(event: AudioEvent): void {
-    const ready = this.#ready!;
+  /** The machine's raw audio as the stream takes it (its ledger strips a stream header). */
+  #emitAudio(audio: MachineAudio): void {
+    const ready = this.#ready;
+    if (!ready) return;
     this.#timings.firstAudioMs ??= performance.now();
-    const data = Buffer.from(event.audio.buffer, event.audio.byteOffset, event.audio.byteLength);
-    this.#audioBytes += data.byteLength;
     const chunk: AudioChunk = {
-      data,
-      segmentId: event.segment_id,
-      sequence: event.sequence,
+      data: Buffer.from(audio.data.buffer, audio.data.byteOffset, audio.data.byteLength),
+      segmentId: audio.segmentId,
+      sequence: audio.sequence,
       format: ready.format,
       sampleRate: ready.sampleRate,
       channels: ready.channels,
@@ -328,73 +249,47 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
     this.emit('audio', chunk);
   }
 
-  /** The request ended: release what waits behind a sequence that never came. */
-  #drainAudio(): void {
-    if (this.#order.held === 0 || !this.#ready) return;
-    const verdict = this.#order.drainAll();
-    this.#reportGaps(verdict.gaps);
-    for (const frame of verdict.release) this.#emitAudio(frame);
+  #result(r: MachineSegmentResult): SegmentResult {
+    return { segmentId: r.segmentId, units: r.units, audioBytes: r.audioBytes, ...(r.expectedBytes !== undefined && { expectedBytes: r.expectedBytes }), transport: TransportName.realtime };
   }
 
-  #reportGaps(gaps: readonly SequenceGap[]): void {
-    if (gaps.length === 0 || this.#gapReported) return;
-    this.#gapReported = true;
-    this.emit('warning', { code: 'audio_sequence_gap', message: `audio sequence ${describeGaps(gaps)} skipped (never arrived in order)` });
+  #onMachineEvent(event: SimpleEvent): void {
+    switch (event.type) {
+      case 'ready':
+        this.#ready = readyInfoFrom(event.ready, this.#opts.requestId);
+        this.#timings.readyMs = performance.now();
+        this.emit('ready', this.#ready);
+        this.#openWaiter?.resolve(this.#ready);
+        return;
+      case 'warning':
+        this.emit('warning', { code: event.code, message: event.message });
+        return;
+      case 'segment-completed': {
+        const result = this.#result(event.result);
+        this.emit('segment-completed', result);
+        this.#sendWaiters[this.#settled++]?.resolve(result);
+        return;
+      }
+      case 'finished': {
+        const s = event.summary;
+        this.#summary = { requestId: s.requestId, units: s.units, retries: 0, resumed: 0, segments: s.segments.map((r) => this.#result(r)), audioBytes: s.audioBytes, timings: { ...this.#timings } };
+        this.#cleanup();
+        this.#endWaiter?.resolve(this.#summary);
+        return;
+      }
+      case 'failed':
+        this.#error = event.error;
+        this.#cleanup();
+        this.#openWaiter?.reject(event.error);
+        for (const w of this.#sendWaiters.slice(this.#settled)) w.reject(event.error);
+        this.#endWaiter?.reject(event.error);
+        return;
+    }
   }
 
-  #onClose(info: CloseInfo): void {
-    this.#connection = undefined;
-    if (this.#phase === Phase.done || this.#phase === Phase.failed) return;
-    this.#fail(
-      info.error ??
-        new ConnectionError('connection_closed', `connection closed (${info.code}${info.reason ? `: ${info.reason}` : ''}) before the request finished`, {
-          closeCode: info.code,
-          retryable: false,
-        }),
-    );
-  }
-
-  #buildSummary(): SimpleSummary {
-    const results = this.#sent.map((s, i): SegmentResult => {
-      const last = i === this.#sent.length - 1;
-      return { segmentId: s.segmentId, units: last ? this.#units : 0, audioBytes: last ? this.#audioBytes : 0, transport: TransportName.realtime };
-    });
-    return { requestId: this.#requestId, units: this.#units, retries: 0, resumed: 0, segments: results, audioBytes: this.#audioBytes, timings: { ...this.#timings } };
-  }
-
-  #finish(units: number): void {
-    this.#units = units;
-    this.#phase = Phase.done;
-    clearTimeout(this.#watchdog);
-    this.#connection?.close(CloseCode.normal, 'done');
-    this.#summary = this.#buildSummary();
+  #cleanup(): void {
+    this.#timers.clear();
     this.#unlinkSignal?.();
-    this.#summary.segments.forEach((result, i) => {
-      this.emit('segment-completed', result);
-      this.#sendWaiters[i]?.resolve(result);
-    });
-    this.#endWaiter?.resolve(this.#summary);
-  }
-
-  /** `end()` with nothing sent: nothing to generate. */
-  #finishEmpty(): void {
-    this.#phase = Phase.done;
-    clearTimeout(this.#watchdog);
-    this.#connection?.close(CloseCode.normal, 'nothing to say');
-    this.#summary = this.#buildSummary();
-    this.#unlinkSignal?.();
-    this.#endWaiter?.resolve(this.#summary);
-  }
-
-  #fail(error: VoxpipeError): void {
-    if (this.#phase === Phase.done || this.#phase === Phase.failed) return;
-    this.#phase = Phase.failed;
-    clearTimeout(this.#watchdog);
-    this.#error = error;
-    this.#connection?.close(CloseCode.normal, error instanceof AbortError ? 'aborted' : 'failed');
-    this.#unlinkSignal?.();
-    this.#openWaiter?.reject(error);
-    for (const w of this.#sendWaiters) w.reject(error);
-    this.#endWaiter?.reject(error);
+    this.#unlinkSignal = undefined;
   }
 }

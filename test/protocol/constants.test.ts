@@ -1,30 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CloseCode, ErrorCode, isRecoverableClose } from '../../src/protocol/constants.js';
-
-describe('isRecoverableClose (spec 7.7: only 1012 and 1013)', () => {
-  it.each([
-    [1000, false],
-    [1001, false],
-    [1002, false],
-    [1005, false],
-    [1006, false],
-    [1008, false],
-    [1009, false],
-    [1011, false],
-    [1012, true],
-    [1013, true],
-    [1014, false],
-    [4000, false],
-    [4013, false],
-  ])('close %i -> %s', (code, expected) => {
-    expect(isRecoverableClose(code)).toBe(expected);
-  });
-
-  it('names 1012 and 1013 as the restart and try-again codes', () => {
-    expect(CloseCode.serviceRestart).toBe(1012);
-    expect(CloseCode.tryAgainLater).toBe(1013);
-  });
-});
+import { ErrorCode } from '../../src/protocol/constants.js';
 
 describe('ErrorCode', () => {
   it('holds exactly the realtime codes of spec 7.6', () => {

@@ -8,6 +8,7 @@ import { AbortError, RealtimeServerError } from '../../src/errors.js';
 import { SimpleSession, type SimpleSessionOptions } from '../../src/realtime/simple-session.js';
 import type { ReferenceServer } from '../../src/server/index.js';
 import type { SegmentResult } from '../../src/transport.js';
+import { SpeechStream } from '../../src/stream/speech-stream.js';
 import { API_KEY, REQUEST, run, session, startTestServer, USER_ID } from './fixtures.js';
 
 let server: ReferenceServer;
@@ -48,6 +49,29 @@ describe('SimpleSession', () => {
     expect(r.results.map((x: SegmentResult) => x.segmentId)).toEqual(['p0', 'p1', 'p2']);
     expect(r.results.map((x) => x.units)).toEqual([0, 0, text.length]);
     expect(r.summary).toMatchObject({ retries: 0, resumed: 0 });
+  });
+
+  it('hands its audio over tagged with the part that committed the request', async () => {
+    const s = simple();
+    const tags = new Set<string>();
+    s.on('audio', (c) => tags.add(c.segmentId));
+    await speak(s, PARTS);
+    expect([...tags]).toEqual(['p2']);
+  });
+
+  it('under SpeechStream: the committing part carries every byte the listener got', async () => {
+    const speech = new SpeechStream({ transport: simple() });
+    const chunks: Buffer[] = [];
+    const read = (async () => {
+      for await (const c of speech) chunks.push(c as Buffer);
+    })();
+    speech.end('First sentence here. Second sentence there. Third one ends it.');
+    await read;
+    const segments = speech.summary().segments;
+    expect(segments.length).toBeGreaterThan(0);
+    const total = Buffer.concat(chunks).length;
+    expect(total).toBeGreaterThan(0);
+    expect(segments.at(-1)!.audioBytes).toBe(total);
   });
 
   it('accepts parts sent before ready', async () => {

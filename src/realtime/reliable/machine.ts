@@ -40,7 +40,8 @@
  *   most `maxStallResumes` times until a segment completes on the wire.
  */
 import { AudioIncompleteError, ConnectionError, ProtocolError, RealtimeServerError, ResumeError, TimeoutError, type VoxpipeError } from '../../errors.js';
-import { CloseCode, FinishReason, isRecoverableClose, Mode, RequestState } from '../../protocol/constants.js';
+import { CloseAction, closePolicy, CloseCode, FinishReason, Mode, RequestState } from '../../protocol/constants.js';
+import { WarningCode } from '../../protocol/codes.js';
 import type {
   AudioEvent,
   ClientEvent,
@@ -97,27 +98,13 @@ export const Phase = {
 } as const;
 export type Phase = (typeof Phase)[keyof typeof Phase];
 
-/** WebSocket close code of a connection that ended without a close frame (TCP drop). */
-const ABNORMAL_CLOSE = 1006;
-
 const TERMINAL: ReadonlySet<Phase> = new Set([Phase.done, Phase.failed, Phase.aborted]);
 const CONNECTED: ReadonlySet<Phase> = new Set([Phase.starting, Phase.running, Phase.stopping]);
 
 export { ResumeErrorCode } from './types.js';
 
-/** `warning` codes the machine raises itself. */
-export const MachineWarning = {
-  /** A completed request's manifest has no audio for a segment whose audio was not all emitted. */
-  audioUnavailable: 'audio_unavailable',
-  /** Audio for a segment this request never queued, or already completed: dropped. */
-  unexpectedAudio: 'unexpected_audio',
-  /** `audio` sequences skipped over within the reorder window (legal numbering may skip; the segment's byte count says whether audio is missing). */
-  audioSequenceGap: 'audio_sequence_gap',
-  /** A repeated `audio` frame (same segment, same sequence on one connection): dropped. */
-  audioRepeat: 'audio_repeat',
-  /** An `audio` frame that came after a later one of its segment was emitted: left out. */
-  audioLate: 'audio_late',
-} as const;
+/** `warning` codes the machine raises itself: the client's one list (protocol/codes.ts). */
+export { WarningCode as MachineWarning };
 
 export { defaultPartialPolicy };
 
@@ -435,8 +422,9 @@ export class ReliableMachine {
   #onTransportClosed(code: number, reason: string, wasClean: boolean, error: VoxpipeError | undefined): void {
     if (!CONNECTED.has(this.#phase)) return;
     this.#transportOpen = false;
-    const dropped = code === ABNORMAL_CLOSE || !wasClean;
-    const retryable = error ? error.retryable : isRecoverableClose(code) || dropped;
+    // What a close means and whether it is retried: the one close-code policy (protocol/close-codes.ts).
+    const policy = closePolicy(code, wasClean);
+    const retryable = error ? error.retryable : policy.retryable;
     const failure =
       error ??
       new ConnectionError('connection_closed', `connection closed (${code}${reason ? `: ${reason}` : ''}) before the request finished`, {
@@ -444,14 +432,13 @@ export class ReliableMachine {
         retryable,
         requestId: this.requestId,
       });
-    // Spec 7.7 retries automatically only on 1012/1013. A close that says
-    // nothing about the request (1011 internal error, 1001 going away) after
-    // `ready` is not retried blindly either: the status route decides. Its
+    // A close the policy answers with `ask-status` (1011, 1001) after
+    // `ready` is not retried blindly: the status route decides. Its
     // `failed_retryable` is the service's own word that the request may go
     // on, and resuming keeps the segments already charged from being
     // generated (and charged) again by a failover.
     // After `stop` every segment is complete: a close instead of `finish` leaves only the request's end unknown, which the status route settles.
-    const askStatus = !retryable && !error && this.#ready !== undefined && (code === CloseCode.internalError || code === CloseCode.goingAway || this.#phase === Phase.stopping);
+    const askStatus = !retryable && !error && this.#ready !== undefined && (policy.action === CloseAction.askStatus || this.#phase === Phase.stopping);
     if (retryable || askStatus) this.#retry(failure);
     else this.#fail(failure);
   }
@@ -677,10 +664,10 @@ export class ReliableMachine {
 
   #releaseOrdered(conn: ConnectionState, verdict: SequenceVerdict<AudioEvent>, event?: AudioEvent): void {
     if (event && verdict.duplicate) {
-      this.#port.emit({ type: 'warning', code: MachineWarning.audioRepeat, message: `dropped a repeat of audio sequence ${event.sequence} of segment ${event.segment_id}` });
+      this.#port.emit({ type: 'warning', code: WarningCode.audioRepeat, message: `dropped a repeat of audio sequence ${event.sequence} of segment ${event.segment_id}` });
     }
     if (event && verdict.late) {
-      this.#port.emit({ type: 'warning', code: MachineWarning.audioLate, message: `audio sequence ${event.sequence} of segment ${event.segment_id} came after later audio was emitted; it was left out` });
+      this.#port.emit({ type: 'warning', code: WarningCode.audioLate, message: `audio sequence ${event.sequence} of segment ${event.segment_id} came after later audio was emitted; it was left out` });
     }
     this.#reportGaps(verdict.gaps);
     // Audio released past skipped sequences: a hole before it cannot be filled in by a new attempt.
@@ -698,7 +685,7 @@ export class ReliableMachine {
     this.#conn.gapReported = true;
     this.#port.emit({
       type: 'warning',
-      code: MachineWarning.audioSequenceGap,
+      code: WarningCode.audioSequenceGap,
       message: `audio sequence ${describeGaps(gaps)} skipped (never arrived in order)`,
     });
   }
@@ -706,7 +693,7 @@ export class ReliableMachine {
   #onOrderedAudio(conn: ConnectionState, event: AudioEvent): void {
     const entry = this.#journal.get(event.segment_id);
     if (!entry || entry.completed) {
-      this.#port.emit({ type: 'warning', code: MachineWarning.unexpectedAudio, message: `dropped audio of segment ${event.segment_id}` });
+      this.#port.emit({ type: 'warning', code: WarningCode.unexpectedAudio, message: `dropped audio of segment ${event.segment_id}` });
       return;
     }
     const offset = conn.offsets.get(entry.segmentId) ?? 0;
@@ -930,7 +917,7 @@ export class ReliableMachine {
       }
       this.#port.emit({
         type: 'warning',
-        code: MachineWarning.audioUnavailable,
+        code: WarningCode.audioUnavailable,
         message: `segment ${item.entry.segmentId}: the completed request offers no audio for it; ${heard.audioBytes} bytes were emitted`,
       });
       this.#complete(item.entry, item.units);
