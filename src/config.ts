@@ -85,7 +85,8 @@ export function parseSetting(setting: string, value: unknown, protocols: readonl
     throw configError(`${setting} is not a URL: ${value}; give one such as ${example}`, err);
   }
   if (!protocols.includes(url.protocol)) {
-    throw configError(`${setting} must be a ${protocols.map((p) => p.slice(0, -1)).join(' or ')} URL (got ${url.protocol}); e.g. ${example}`);
+    const kinds = protocols.map((p) => p.slice(0, -1)).join(', ').replace(/, ([^,]*)$/, ' or $1');
+    throw configError(`${setting} must be ${kinds.startsWith('http') ? 'an' : 'a'} ${kinds} URL (got ${url.protocol}); e.g. ${example}`);
   }
   return url;
 }
