@@ -11,7 +11,7 @@
  * `statusTimeoutMs`, `budgets.ts`): the machine bounds and spaces the
  * attempts (`maxStatusPolls`), so the core does not retry on its own.
  */
-import { AbortError, ConnectionError, ProtocolError, VoxpipeError } from '../errors.js';
+import { AbortError, ApiError, ConnectionError, ProtocolError, VoxpipeError } from '../errors.js';
 import { requestStatusUrl, segmentAudioUrl } from '../config.js';
 import { HttpClient } from '../http/client.js';
 import { ClientErrorCode } from '../protocol/codes.js';
@@ -67,7 +67,7 @@ export async function fetchRequestStatus(requestId: string, opts: HttpReadOption
     if (status instanceof ProtocolError) return { kind: 'error', error: status };
     return { kind: 'found', status };
   } catch (err) {
-    if ((err as { status?: unknown }).status === 404) return { kind: 'not-found' };
+    if (err instanceof ApiError && err.status === 404) return { kind: 'not-found' };
     return { kind: 'error', error: failureOf(err, 'reading the request status') };
   }
 }
