@@ -16,7 +16,7 @@
  */
 import { ApiError, VoxpipeError } from './errors.js';
 import { ClientErrorCode } from './protocol/codes.js';
-import type { ServiceConfig } from './config.js';
+import { capabilitiesUrl, type ServiceConfig } from './config.js';
 import { HttpClient } from './http/client.js';
 import { listAll, PAGING_DEFAULTS } from './http/paging.js';
 import { arr, asObject, bool, isObject, str, type JsonObject } from './protocol/fields.js';
@@ -58,19 +58,28 @@ export interface VoiceInfo {
 /** Statuses that mean "this deployment does not offer the route". */
 const ABSENT: ReadonlySet<number> = new Set([404, 405, 501]);
 
-/** One client per configuration (and read timeout): discovery's reads share it. */
-const clients = new WeakMap<ServiceConfig, Map<number, HttpClient>>();
+/** Per read, unless the caller says: 10 s. */
+const READ_TIMEOUT_MS = 10_000;
 
-function clientFor(config: ServiceConfig, options: DiscoveryOptions): HttpClient {
-  const timeoutMs = options.timeoutMs ?? 10_000; // 10 s per read
-  let byTimeout = clients.get(config);
-  if (!byTimeout) clients.set(config, (byTimeout = new Map()));
-  let client = byTimeout.get(timeoutMs);
+/**
+ * One client per configuration: every read of discovery, whatever its
+ * timeout (a per-read option of the core), goes through it; the realtime
+ * root is one of its origins, so the capabilities read gets the key.
+ */
+const clients = new WeakMap<ServiceConfig, HttpClient>();
+
+function clientFor(config: ServiceConfig): HttpClient {
+  let client = clients.get(config);
   if (!client) {
-    client = new HttpClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, rootUrl: config.rootUrl, trustedUrls: [config.rtHttpUrl], timeoutMs, maxRetries: 1 });
-    byTimeout.set(timeoutMs, client);
+    client = new HttpClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, rootUrl: config.rootUrl, trustedUrls: [config.rtHttpUrl], timeoutMs: READ_TIMEOUT_MS, maxRetries: 1 });
+    clients.set(config, client);
   }
   return client;
+}
+
+/** The per-read options of a discovery read. */
+function readOptions(options: DiscoveryOptions): { signal: AbortSignal | undefined; timeoutMs: number } {
+  return { signal: options.signal, timeoutMs: options.timeoutMs ?? READ_TIMEOUT_MS };
 }
 
 function statusOf(err: unknown): number | undefined {
@@ -81,7 +90,7 @@ function statusOf(err: unknown): number | undefined {
 /** A read whose route may be absent: undefined for 404/405/501; a 401, a network failure or a timeout is thrown. */
 async function readOptional(client: HttpClient, path: string, options: DiscoveryOptions, extra: { root?: boolean; refusedIsAbsent?: boolean } = {}): Promise<unknown> {
   try {
-    const res = await client.json({ path, signal: options.signal, ...(extra.root && { root: true }) });
+    const res = await client.json({ path, ...readOptions(options), ...(extra.root && { root: true }) });
     return res.data;
   } catch (err) {
     const status = statusOf(err);
@@ -121,7 +130,7 @@ export async function fetchCapabilities(config: ServiceConfig, options: Discover
   };
   let body: unknown;
   try {
-    body = await readOptional(clientFor(config, options), `${config.rtHttpUrl}${path}`, options, { refusedIsAbsent: false });
+    body = await readOptional(clientFor(config), capabilitiesUrl(config.rtHttpUrl), options, { refusedIsAbsent: false });
   } catch (err) {
     const why = unusableReason(err);
     if (why === undefined) throw err;
@@ -165,7 +174,7 @@ export async function listVoices(config: ServiceConfig, options: DiscoveryOption
   try {
     const maxPages = options.maxVoicePages ?? PAGING_DEFAULTS.maxPages;
     const maxItems = options.maxVoices ?? PAGING_DEFAULTS.maxItems;
-    const read = await listAll(clientFor(config, options), { path: '/voices', signal: options.signal, maxPages, maxItems, keyOf: (v) => voiceOf(v)?.voiceId });
+    const read = await listAll(clientFor(config), { path: '/voices', ...readOptions(options), maxPages, maxItems, keyOf: (v) => voiceOf(v)?.voiceId });
     if (!read.complete) {
       options.onWarning?.({ code: DiscoveryWarning.voiceListTruncated, message: `the voice list has more than ${read.items.length} voices in ${read.pages} pages; only those were read` });
     }
@@ -180,7 +189,7 @@ export async function listVoices(config: ServiceConfig, options: DiscoveryOption
 
 /** Voice ids of the compatible list (`GET {root_url}/v1/audio/voices`); empty when absent. */
 async function compatVoices(config: ServiceConfig, options: DiscoveryOptions): Promise<string[]> {
-  const data = await readOptional(clientFor(config, options), '/v1/audio/voices', options, { root: true });
+  const data = await readOptional(clientFor(config), '/v1/audio/voices', options, { root: true });
   const items = Array.isArray(data) ? data : (arr(asObject(data), 'voices', 'data', 'items') ?? []);
   return items.flatMap((v) => {
     const id = typeof v === 'string' ? v : isObject(v) ? str(v, 'id', 'voiceId', 'voice_id') : undefined;

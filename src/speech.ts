@@ -10,7 +10,7 @@ import { createClient } from './http/index.js';
 import type { AudioFormat, PcmInfo } from './protocol/audio.js';
 import type { Mode } from './protocol/constants.js';
 import type { StartRequest } from './protocol/events.js';
-import type { ServiceConfig } from './config.js';
+import { checkServiceConfig, type ServiceConfig } from './config.js';
 import { ReliableSession, type ReliableSessionOptions } from './realtime/reliable/session.js';
 import type { ConnectionSource } from './realtime/connection.js';
 import { ConnectionPool, type PoolStats } from './realtime/pool.js';
@@ -122,6 +122,8 @@ export function createTransport(
  * when none is given (one HTTP read).
  */
 export async function createSpeechStream(config: ServiceConfig, options: SpeechOptions = {}): Promise<SpeechStream> {
+  // The same errors for a bad configuration as every entry point (`config.ts`), before any request.
+  checkServiceConfig(config);
   if (options.signal?.aborted) throw new AbortError('aborted before the stream was created', { cause: options.signal.reason });
   let choice = options.transport ?? 'auto';
   const needCaps = choice === 'auto' || choice === 'realtime' || options.voiceId === undefined || options.model === undefined || options.format === 'pcm' || options.format === undefined;

@@ -4,6 +4,15 @@
  * every extra property are kept, from either body shape:
  * `{ error: { code, message, requestId, ... } }` or flat `{ code, message, requestId }`.
  * Unknown codes are kept as given; a body without a code gets one from the status.
+ *
+ * The one exception: a 401 is always `unauthorized` (a wrong or missing key
+ * has one code on every path: REST, the status route, discovery, tickets and
+ * the WebSocket handshake, whatever each route's body calls it); a
+ * different code of the body is kept as `details.serverCode`.
+ *
+ * Every path that carries the key parses its failures here: the REST client
+ * core (`client.ts`, which the status route, discovery and tickets go
+ * through) and the refused WebSocket handshake (`realtime/handshake.ts`).
  */
 import { apiErrorFromStatus, RateLimitError, redact, type ApiError } from '../errors.js';
 import { parseRetryAfterMs } from './retry.js';
@@ -20,6 +29,9 @@ const CODE_BY_STATUS: Readonly<Record<number, string>> = {
   422: 'unprocessable',
   429: 'rate_limited',
 };
+
+/** The code of every 401, whatever its body says. */
+const UNAUTHORIZED = 'unauthorized';
 
 /** Longest excerpt of a non-JSON body quoted in a message, in characters. */
 const MAX_QUOTED_BODY_CHARS = 120;
@@ -92,7 +104,7 @@ export function apiErrorFromResponse(status: number, headers: Headers, bodyText:
   }
   const obj = errorObject(parsed);
   const rawCode = obj?.['code'];
-  const code = typeof rawCode === 'string' && rawCode !== '' ? rawCode : typeof rawCode === 'number' ? String(rawCode) : (CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : `http_${status}`));
+  const bodyCode = typeof rawCode === 'string' && rawCode !== '' ? rawCode : typeof rawCode === 'number' ? String(rawCode) : (CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : `http_${status}`));
   // A string `error` member (e.g. `{ error: "..." }`) is the message of some bodies.
   const rawMessage = obj?.['message'] ?? (isRecord(parsed) && typeof parsed['error'] === 'string' ? parsed['error'] : undefined);
   // A body that is not JSON (an HTML error page, a proxy's text): status, content type and a short excerpt, on one line.
@@ -103,11 +115,13 @@ export function apiErrorFromResponse(status: number, headers: Headers, bodyText:
   const message = typeof rawMessage === 'string' && oneLine(rawMessage) !== '' ? oneLine(rawMessage) : `${context} failed with HTTP ${status}${obj === undefined ? quoted : ''}`;
   const bodyRequestId = obj?.['requestId'] ?? obj?.['request_id'] ?? (isRecord(parsed) ? (parsed['requestId'] ?? parsed['request_id']) : undefined);
   const requestId = typeof bodyRequestId === 'string' ? bodyRequestId : requestIdFromHeaders(headers);
+  const code = status === 401 ? UNAUTHORIZED : bodyCode;
 
   const details: Record<string, unknown> = {};
   if (obj) for (const [k, v] of Object.entries(obj)) if (!CORE_KEYS.has(k)) details[k] = v;
   // Siblings of the `error` wrapper (e.g. `success: false`) are kept too, unless they collide.
   if (isRecord(parsed) && obj !== parsed) for (const [k, v] of Object.entries(parsed)) if (k !== 'error' && !CORE_KEYS.has(k) && !(k in details)) details[k] = v;
+  if (code !== bodyCode) details['serverCode'] = bodyCode;
 
   const err = apiErrorFromStatus(status, code, message, { requestId, details });
   if (err instanceof RateLimitError) err.retryAfterMs = parseRetryAfterMs(headers.get('retry-after'), nowMs);

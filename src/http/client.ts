@@ -14,13 +14,15 @@ import { apiErrorFromResponse, requestIdFromHeaders } from './api-error.js';
 import { decideRetry, DEFAULT_BACKOFF, HttpMethod, isResendSafe, parseRetryAfterMs, type RetryPolicy } from './retry.js';
 import pRetry from 'p-retry';
 import { abortErrorOf, sleep as defaultSleep, type SleepFn } from './sleep.js';
+import { joinUrl, parseSetting, requireApiKey, serviceUrls } from '../config.js';
 
 export { ClientErrorCode } from '../protocol/codes.js';
 import { ClientErrorCode } from '../protocol/codes.js';
 
 /** The spec's `{base_url}` suffix; `{root_url}` is what precedes it. */
 export { BASE_PATH } from '../protocol/rest.js';
-import { BASE_PATH } from '../protocol/rest.js';
+/** `{root_url}` of a base URL (one derivation for every entry point: `config.ts`). */
+export { deriveRootUrl } from '../config.js';
 
 /** Information given to `onRetry` before the client waits and resends. */
 export interface RetryInfo {
@@ -34,12 +36,20 @@ export interface RetryInfo {
 }
 
 export interface HttpClientOptions {
-  /** The API key; sent only as `Authorization: Bearer` to the service's origins. Required. */
-  apiKey: string;
-  /** The spec's `{base_url}`, ending in `/api/open/v1`. Required. */
+  /**
+   * The API key; sent only as `Authorization: Bearer` to the service's
+   * origins. Required (`missing_api_key` without one); `null` only for a
+   * client of public URLs that sends no key at all.
+   */
+  apiKey: string | null;
+  /**
+   * The spec's `{base_url}`, ending in `/api/open/v1`, or the deployment's
+   * root (path prefix included), to which `/api/open/v1` is added
+   * (`config.ts`, `serviceUrls`). Required (`invalid_config` when not an http(s) URL).
+   */
   baseUrl: string;
-  /** The spec's `{root_url}`; default: `baseUrl` without `/api/open/v1` (its origin when it has no such suffix). */
-  rootUrl?: string;
+  /** The spec's `{root_url}`; default: `baseUrl` without `/api/open/v1`, its path prefix kept. */
+  rootUrl?: string | undefined;
   /** Timeout of one attempt (response and body), ms; default 60_000. */
   timeoutMs?: number;
   /** Retries after the first attempt where retrying is safe; default 2. */
@@ -133,26 +143,6 @@ function isJsonContentType(contentType: string): boolean {
   return mime === 'application/json' || mime.endsWith('+json');
 }
 
-function joinUrl(base: string, path: string): string {
-  return base.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
-}
-
-function parseUrlOption(name: string, value: string): URL {
-  try {
-    return new URL(value);
-  } catch {
-    throw new VoxpipeError(ClientErrorCode.invalidOptions, `${name} is not a valid URL`);
-  }
-}
-
-/** `{root_url}` from `{base_url}`: strip the `/api/open/v1` suffix, else keep the origin. */
-export function deriveRootUrl(baseUrl: string): string {
-  const url = parseUrlOption('baseUrl', baseUrl);
-  const path = url.pathname.replace(/\/+$/, '');
-  if (path.endsWith(BASE_PATH)) return `${url.origin}${path.slice(0, -BASE_PATH.length)}`;
-  return url.origin;
-}
-
 type Encoded = { body: BodyInit | undefined; contentType: string | undefined };
 
 /** A 2xx response before the retry count is known. */
@@ -183,7 +173,7 @@ export class HttpClient {
   readonly maxRetries: number;
   readonly #deadlineMs: number | undefined;
   readonly #now: () => number;
-  readonly #apiKey: string;
+  readonly #apiKey: string | undefined;
   readonly #policy: RetryPolicy;
   readonly #maxRedirects: number;
   readonly #fetch: typeof fetch;
@@ -194,13 +184,12 @@ export class HttpClient {
   readonly #trustedOrigins: Set<string>;
 
   constructor(options: HttpClientOptions) {
-    if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') {
-      throw new VoxpipeError(ClientErrorCode.invalidOptions, 'apiKey is required');
-    }
-    registerSecret(options.apiKey);
-    this.#apiKey = options.apiKey;
-    this.baseUrl = parseUrlOption('baseUrl', options.baseUrl).href.replace(/\/+$/, '');
-    this.rootUrl = parseUrlOption('rootUrl', options.rootUrl ?? deriveRootUrl(options.baseUrl)).href.replace(/\/+$/, '');
+    // One vocabulary of a bad configuration (`config.ts`): `missing_api_key`, `invalid_config`.
+    this.#apiKey = options.apiKey === null ? undefined : requireApiKey(options.apiKey, 'apiKey (or VOXPIPE_API_KEY)');
+    registerSecret(this.#apiKey);
+    const urls = serviceUrls({ baseUrl: options.baseUrl, rootUrl: options.rootUrl });
+    this.baseUrl = urls.baseUrl;
+    this.rootUrl = urls.rootUrl;
     this.timeoutMs = options.timeoutMs ?? 60_000; // 60 s per attempt
     this.maxRetries = options.maxRetries ?? 2;
     this.#deadlineMs = options.deadlineMs;
@@ -212,12 +201,13 @@ export class HttpClient {
       maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000, // 60 s
     };
     this.#maxRedirects = options.maxRedirects ?? 5;
-    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    // The global one at call time (a test may stub it after the client was built).
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#sleep = options.sleep ?? defaultSleep;
     this.#random = options.random ?? Math.random;
     this.#onRetry = options.onRetry;
     this.#userAgent = options.userAgent ?? 'voxpipe';
-    this.#trustedOrigins = new Set([new URL(this.baseUrl).origin, new URL(this.rootUrl).origin, ...(options.trustedUrls ?? []).map((u) => parseUrlOption('trustedUrls', u).origin)]);
+    this.#trustedOrigins = new Set([new URL(this.baseUrl).origin, new URL(this.rootUrl).origin, ...(options.trustedUrls ?? []).map((u) => parseSetting('trustedUrls', u).origin)]);
   }
 
   /** Whether `url` is on one of the service's origins (the only ones that get the key). */
@@ -385,7 +375,7 @@ export class HttpClient {
     const hopHeaders = { ...headers };
     for (let hop = 0; ; hop++) {
       const sent: Record<string, string> = { ...hopHeaders };
-      if (this.isServiceUrl(current)) sent['authorization'] = `Bearer ${this.#apiKey}`;
+      if (this.#apiKey !== undefined && this.isServiceUrl(current)) sent['authorization'] = `Bearer ${this.#apiKey}`;
       const res = await this.#fetch(current, { method: currentMethod, headers: sent, body: currentBody ?? null, redirect: 'manual', signal });
       const location = res.headers.get('location');
       if (!REDIRECT_STATUSES.has(res.status) || !location) return res;

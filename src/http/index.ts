@@ -11,8 +11,8 @@
  * const file = await client.jobs.download(done);
  * ```
  */
-import { VoxpipeError } from '../errors.js';
-import { ClientErrorCode, HttpClient, type HttpClientOptions } from './client.js';
+import { configError, requireApiKey } from '../config.js';
+import { HttpClient, type HttpClientOptions } from './client.js';
 import type { PollOptions } from './job-handle.js';
 import { Asr } from './resources/asr.js';
 import { Compat } from './resources/compat.js';
@@ -59,15 +59,16 @@ export interface VoxpipeClient {
   usage: Usage;
 }
 
-/** Build a client; throws `VoxpipeError` `invalid_options` without a key or base URL. */
+/** Build a client; throws `VoxpipeError` `missing_api_key` without a key, `invalid_config` without a usable base URL. */
 export function createClient(options: ClientOptions = {}): VoxpipeClient {
   const { ttsJobFamily, poll, ...rest } = options;
   const apiKey = rest.apiKey ?? process.env['VOXPIPE_API_KEY'];
   const baseUrl = rest.baseUrl ?? process.env['VOXPIPE_BASE_URL'];
   const rootUrl = rest.rootUrl ?? process.env['VOXPIPE_ROOT_URL'];
-  if (!apiKey) throw new VoxpipeError(ClientErrorCode.invalidOptions, 'an API key is required (apiKey or VOXPIPE_API_KEY)');
-  if (!baseUrl) throw new VoxpipeError(ClientErrorCode.invalidOptions, 'a base URL is required (baseUrl or VOXPIPE_BASE_URL)');
-  const http = new HttpClient({ ...rest, apiKey, baseUrl, ...(rootUrl ? { rootUrl } : {}) });
+  // The same two errors as every entry point (`config.ts`).
+  const key = requireApiKey(apiKey, 'apiKey or VOXPIPE_API_KEY');
+  if (!baseUrl) throw configError('no base URL: set baseUrl or VOXPIPE_BASE_URL (e.g. https://host/api/open/v1)');
+  const http = new HttpClient({ ...rest, apiKey: key, baseUrl, ...(rootUrl ? { rootUrl } : {}) });
   const p: PollOptions<BaseTask> = poll ?? {};
   return {
     http,

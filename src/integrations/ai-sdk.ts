@@ -23,7 +23,7 @@
  * `content-type: audio/pcm;rate=N` response header that ai@7 reads.
  * `doStream` gives `audio/pcm` at the service's rate by default.
  */
-import { configFromEnv, deriveUrls, type ServiceConfig } from '../config.js';
+import { configFromEnv, deriveUrls, requireApiKey, type ServiceConfig } from '../config.js';
 import { AbortError, registerSecret, VoxpipeError } from '../errors.js';
 import type { AudioFormat, PcmInfo } from '../protocol/audio.js';
 import { createSpeechPool, createSpeechStream, type SpeechOptions, type SpeechPool, type TransportChoice } from '../speech.js';
@@ -196,9 +196,9 @@ function resolveConfig(settings: VoxpipeProviderSettings): ServiceConfig {
   const baseUrl = settings.baseUrl ?? fromEnv?.baseUrl;
   const apiKey = settings.apiKey ?? process.env['VOXPIPE_API_KEY'];
   if (!baseUrl) throw new VoxpipeError('invalid_config', 'createVoxpipe: no service: pass { apiKey, baseUrl } or { config }, or set VOXPIPE_BASE_URL and VOXPIPE_API_KEY');
-  if (!apiKey) throw new VoxpipeError('unauthorized', 'createVoxpipe: no API key: pass { apiKey } or set VOXPIPE_API_KEY');
-  registerSecret(apiKey);
-  return { apiKey, ...deriveUrls(baseUrl) };
+  const key = requireApiKey(apiKey, 'createVoxpipe({ apiKey }) or VOXPIPE_API_KEY');
+  registerSecret(key);
+  return { apiKey: key, ...deriveUrls(baseUrl) };
 }
 
 /** The call's options the service takes, with a warning for each it does not. */

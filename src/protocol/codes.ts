@@ -144,7 +144,10 @@ export const LocalErrorCode = {
   transportClosed: 'transport_closed',
   segmenterEnded: 'segmenter_ended',
   unavailable: 'unavailable',
+  /** A service URL or option of the configuration is unusable (every entry point: client, SpeechStream, CLI). */
   invalidConfig: 'invalid_config',
+  /** No API key was configured (every entry point: client, SpeechStream, CLI). */
+  missingApiKey: 'missing_api_key',
   invalidArguments: 'invalid_arguments',
   outputUnwritable: 'output_unwritable',
   addressInUse: 'address_in_use',
@@ -248,6 +251,7 @@ const KINDS = {
   segmenter_ended: 'local',
   unavailable: 'local',
   invalid_config: 'local',
+  missing_api_key: 'local',
   invalid_arguments: 'local',
   output_unwritable: 'local',
   address_in_use: 'local',

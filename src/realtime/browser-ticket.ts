@@ -3,12 +3,19 @@
  * server exchanges its API key for a single-use, short-lived ticket bound
  * to the site, Host and Origin, which a browser then sends in its first
  * `auth` frame (`connect({ ticket, origin })`).
+ *
+ * The request goes through the one client core (`http/client.ts`): the key
+ * only to the realtime service's origin, its deadline, typed errors parsed
+ * as every keyed path's are (a 401 is `unauthorized`). A POST that may have
+ * reached the service is not sent again (a ticket is single-use).
  */
-import { apiErrorFromStatus, ConnectionError, ProtocolError } from '../errors.js';
+import { ProtocolError } from '../errors.js';
+import { browserTicketsUrl } from '../config.js';
+import { HttpClient } from '../http/client.js';
+import { HttpMethod } from '../http/retry.js';
 import { isObject, str } from '../protocol/fields.js';
 import { INVALID_SERVER_FRAME } from '../protocol/server-reader.js';
-import { ErrorCode, REALTIME_PATHS } from '../protocol/constants.js';
-import { parseErrorBody } from './handshake.js';
+import { ErrorCode } from '../protocol/constants.js';
 
 export interface BrowserTicket {
   ticket: string;
@@ -28,32 +35,24 @@ export interface BrowserTicketOptions {
   signal?: AbortSignal;
 }
 
-/** Ask the realtime service for a browser ticket. Throws ApiError (non-2xx), ConnectionError or ProtocolError. */
+/**
+ * Ask the realtime service for a browser ticket. Throws ApiError (non-2xx),
+ * ConnectionError, TimeoutError, ProtocolError (no ticket in the answer), or
+ * VoxpipeError `missing_api_key` / `invalid_config` (bad configuration).
+ */
 export async function createBrowserTicket(opts: BrowserTicketOptions): Promise<BrowserTicket> {
-  const url = `${opts.rtHttpUrl.replace(/\/+$/, '')}${REALTIME_PATHS.browserTickets}`;
-  const timeout = AbortSignal.timeout(opts.timeoutMs ?? 10_000); // 10 s
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${opts.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ origin: opts.origin }),
-      signal: opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout,
-    });
-  } catch (err) {
-    throw new ConnectionError('connection_failed', `browser ticket request failed: ${err instanceof Error ? err.message : String(err)}`, { retryable: true, cause: err });
+  const timeoutMs = opts.timeoutMs ?? 10_000; // 10 s
+  const client = new HttpClient({ apiKey: opts.apiKey, baseUrl: opts.rtHttpUrl, rootUrl: opts.rtHttpUrl, timeoutMs, deadlineMs: timeoutMs, maxRetries: 1 });
+  const res = await client.request({ method: HttpMethod.post, path: browserTicketsUrl(client.rootUrl), body: { origin: opts.origin }, signal: opts.signal });
+  let body: unknown = res.data;
+  if (res.kind === 'binary') {
+    try {
+      body = JSON.parse(res.data.toString('utf8'));
+    } catch {
+      throw new ProtocolError(ErrorCode.invalidMessage, 'browser ticket response is not JSON');
+    }
   }
-  const text = await res.text();
-  if (!res.ok) {
-    const { code, message } = parseErrorBody(text);
-    throw apiErrorFromStatus(res.status, code ?? `http_${res.status}`, message ?? `HTTP ${res.status}`);
-  }
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    throw new ProtocolError(ErrorCode.invalidMessage, 'browser ticket response is not JSON');
-  }
+  if (!isObject(body)) throw new ProtocolError(ErrorCode.invalidMessage, 'browser ticket response is not a JSON object');
   // The field's name is not fixed by the spec ("returning a ticket"): read the reasonable spellings.
   const value = str(isObject(body['data']) ? { ...body, ...body['data'] } : body, 'ticket', 'ticket_token', 'ticketToken', 'token');
   if (value === undefined) throw new ProtocolError(INVALID_SERVER_FRAME, 'browser ticket response has no ticket');

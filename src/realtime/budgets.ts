@@ -8,7 +8,7 @@
  * README's "Reliability" section lists them with these reasons.
  */
 import { VoxpipeError } from '../errors.js';
-import { ClientErrorCode } from '../protocol/codes.js';
+import { LocalErrorCode } from '../protocol/codes.js';
 
 /** The defaults, each with the reason it was chosen. */
 export const RECOVERY_DEFAULTS = {
@@ -55,17 +55,18 @@ export const PROGRESS_SLICES = 4;
 /**
  * Check the recovery budgets a caller gave: durations are positive finite
  * milliseconds, `maxStallResumes` a whole number from 0. Throws a
- * VoxpipeError `invalid_options` naming the option and its value.
+ * VoxpipeError `invalid_config` naming the option and its value (the one
+ * code of a bad URL or option at every entry point, `config.ts`).
  */
 export function checkBudgets(options: { progressTimeoutMs?: number | undefined; finishTimeoutMs?: number | undefined; statusTimeoutMs?: number | undefined; maxStallResumes?: number | undefined }): void {
   for (const name of ['progressTimeoutMs', 'finishTimeoutMs', 'statusTimeoutMs'] as const) {
     const value = options[name];
     if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
-      throw new VoxpipeError(ClientErrorCode.invalidOptions, `${name} must be a positive number of milliseconds, not ${String(value)}`);
+      throw new VoxpipeError(LocalErrorCode.invalidConfig, `${name} must be a positive number of milliseconds, not ${String(value)}`);
     }
   }
   const stalls = options.maxStallResumes;
   if (stalls !== undefined && !(Number.isInteger(stalls) && stalls >= 0)) {
-    throw new VoxpipeError(ClientErrorCode.invalidOptions, `maxStallResumes must be a whole number from 0, not ${String(stalls)}`);
+    throw new VoxpipeError(LocalErrorCode.invalidConfig, `maxStallResumes must be a whole number from 0, not ${String(stalls)}`);
   }
 }

@@ -14,11 +14,12 @@ import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, registerSecret, TimeoutError, type VoxpipeError } from '../errors.js';
 import { encodeFrame, readServerFrame } from '../protocol/wire.js';
-import { CloseCode, ErrorCode, isRetryableClose, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/constants.js';
+import { CloseCode, ErrorCode, isRetryableClose, SUBPROTOCOL } from '../protocol/constants.js';
 import type { AuthenticatedEvent, ClientEvent, ServerEvent } from '../protocol/events.js';
 import { LIMITS } from '../protocol/limits.js';
 import { IGNORED_SERVER_EVENT, INVALID_SERVER_FRAME } from '../protocol/server-reader.js';
 import { handshakeError } from './handshake.js';
+import { liveUrl } from '../config.js';
 
 /** Longest wait for the peer's close frame after our own before the socket is cut. */
 const CLOSE_GRACE_MS = 1_000;
@@ -89,10 +90,8 @@ export type ConnectionSource = (options: ConnectOptions) => Promise<RealtimeConn
 /** Slack over the protocol's frame limit, so a maximal frame plus envelope still fits. */
 const PAYLOAD_SLACK_BYTES = 64 * 1024; // 64 KiB
 
-/** The live URL under `{ws_url}` (a path prefix of the root is kept). */
-export function liveUrl(wsUrl: string): string {
-  return `${wsUrl.replace(/\/+$/, '')}${REALTIME_PATHS.live}`;
-}
+/** The live URL under `{ws_url}` (a path prefix of the root is kept): `config.ts` derives every URL. */
+export { liveUrl } from '../config.js';
 
 function reasonText(reason: Buffer): string {
   return reason.toString('utf8');

@@ -6,15 +6,14 @@
  * the transport), carrying the status and the server's error code.
  */
 import type { IncomingMessage } from 'node:http';
-import { apiErrorFromStatus, type ApiError } from '../errors.js';
+import type { ApiError } from '../errors.js';
+import { apiErrorFromResponse } from '../http/api-error.js';
+import { REALTIME_PATHS } from '../protocol/constants.js';
 
 /** Most of a refusal body worth reading (bytes). */
 const MAX_BODY_BYTES = 16 * 1024; // 16 KiB
 /** Give up on a body that trickles (ms). */
 const BODY_TIMEOUT_MS = 2_000; // 2 s
-
-/** Code of a refused handshake whose body names no error code. */
-export const HANDSHAKE_FAILED = 'handshake_failed';
 
 /** Read at most MAX_BODY_BYTES of a response body; never throws. */
 async function readSmallBody(res: IncomingMessage): Promise<string> {
@@ -38,33 +37,30 @@ async function readSmallBody(res: IncomingMessage): Promise<string> {
   });
 }
 
-/** The error code and message of a JSON error body (`{ error: { code, message } }` or flat), if any. */
-export function parseErrorBody(body: string): { code?: string; message?: string } {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return {};
+/** The response's headers as a fetch `Headers` (what the one error parser reads). */
+function headersOf(res: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
   }
-  if (json === null || typeof json !== 'object') return {};
-  const root = json as Record<string, unknown>;
-  const inner = root['error'] !== null && typeof root['error'] === 'object' ? (root['error'] as Record<string, unknown>) : root;
-  const out: { code?: string; message?: string } = {};
-  if (typeof inner['code'] === 'string') out.code = inner['code'];
-  if (typeof inner['message'] === 'string') out.message = inner['message'];
-  return out;
+  return headers;
 }
 
+/** What a refused handshake's message starts with. */
+const CONTEXT = `realtime handshake GET ${REALTIME_PATHS.live}`;
+
 /**
- * The error for a refused handshake. 5xx and 429 are retryable (the service
- * is restarting or busy); every other status is the caller's to fix.
+ * The error for a refused handshake, parsed by the one parser of every
+ * keyed path (`http/api-error.ts`): the same status gets the same class and
+ * code as on REST (a 401 is `unauthorized`), a non-JSON body is quoted on
+ * one line. 5xx and 429 are retryable (the service is restarting or busy);
+ * every other status is the caller's to fix.
  */
 export async function handshakeError(res: IncomingMessage): Promise<ApiError> {
   const status = res.statusCode ?? 0;
-  const { code, message } = parseErrorBody(await readSmallBody(res));
-  const requestId = res.headers['x-request-id'];
-  // apiErrorFromStatus marks 429 and 5xx retryable, as before.
-  return apiErrorFromStatus(status, code ?? HANDSHAKE_FAILED, `realtime handshake refused: HTTP ${status}${message ? `: ${message}` : ''}`, {
-    requestId: typeof requestId === 'string' ? requestId : undefined,
-  });
+  const error = apiErrorFromResponse(status, headersOf(res), await readSmallBody(res), CONTEXT);
+  // The server's own message: say where it came from.
+  if (!error.message.startsWith(CONTEXT)) error.message = `${CONTEXT} refused with HTTP ${status}: ${error.message}`;
+  return error;
 }

@@ -5,7 +5,6 @@
  */
 export { connect, liveUrl } from './connection.js';
 export type { CloseInfo, ConnectOptions, RealtimeConnection } from './connection.js';
-export { HANDSHAKE_FAILED } from './handshake.js';
 export { SimpleSession } from './simple-session.js';
 export type { SimpleSessionOptions, SimpleSummary } from './simple-session.js';
 export { ReliableSession } from './reliable/session.js';

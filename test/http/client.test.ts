@@ -41,11 +41,13 @@ describe('HttpClient basics', () => {
   it('derives rootUrl from the base URL', () => {
     expect(deriveRootUrl('http://h:1/api/open/v1')).toBe('http://h:1');
     expect(deriveRootUrl('https://h/proxy/api/open/v1/')).toBe('https://h/proxy');
-    expect(deriveRootUrl('https://h/other')).toBe('https://h');
+    // Without the /api/open/v1 suffix the URL is the root, its path prefix kept (config.ts, issue 27).
+    expect(deriveRootUrl('https://h/other')).toBe('https://h/other');
+    expect(new HttpClient({ apiKey: KEY, baseUrl: 'https://h/other' }).baseUrl).toBe('https://h/other/api/open/v1');
   });
 
   it('refuses to start without a key, and never exposes the key through the client object', () => {
-    expect(() => new HttpClient({ apiKey: '', baseUrl: 'http://h/api/open/v1' })).toThrow(VoxpipeError);
+    expect(() => new HttpClient({ apiKey: '', baseUrl: 'http://h/api/open/v1' })).toThrow(expect.objectContaining({ code: 'missing_api_key' }));
     const c = client();
     expect(JSON.stringify(c)).not.toContain(KEY);
     expect(inspect(c, { depth: 5 })).not.toContain(KEY);

@@ -68,9 +68,9 @@ describe('bad budgets', () => {
     [{ finishTimeoutMs: Number.NaN }, 'finishTimeoutMs must be a positive number of milliseconds, not NaN'],
     [{ statusTimeoutMs: -5 }, 'statusTimeoutMs must be a positive number of milliseconds, not -5'],
     [{ maxStallResumes: 1.5 }, 'maxStallResumes must be a whole number from 0, not 1.5'],
-  ])('%o is refused with invalid_options naming it', (options, message) => {
-    expect(() => harness(options)).toThrow(expect.objectContaining({ code: 'invalid_options', message }));
-    expect(() => new SimpleSession({ wsUrl: 'ws://127.0.0.1:9', apiKey: 'k', request: { voice_id: 'v', model: 'm' }, ...options })).toThrow(expect.objectContaining({ code: 'invalid_options' }));
+  ])('%o is refused with invalid_config naming it', (options, message) => {
+    expect(() => harness(options)).toThrow(expect.objectContaining({ code: 'invalid_config', message }));
+    expect(() => new SimpleSession({ wsUrl: 'ws://127.0.0.1:9', apiKey: 'k', request: { voice_id: 'v', model: 'm' }, ...options })).toThrow(expect.objectContaining({ code: 'invalid_config' }));
   });
 });
 

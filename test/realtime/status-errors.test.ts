@@ -43,4 +43,30 @@ describe('status route errors, parsed as the REST client parses them', () => {
     expect(error).toBeInstanceOf(InternalServerError);
     expect(error.message).toBe('GET /audio/seg-1 failed with HTTP 500 (text/html): 502 Bad Gateway');
   });
+
+  it('the key goes to the realtime origin only: an audio URL on another host, or a redirect there, gets none', async () => {
+    const other = await startFakeServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/pcm' });
+      res.end(Buffer.from([1, 2, 3, 4]));
+    });
+    try {
+      server.handle((req, res) => {
+        if (req.url === '/elsewhere') res.writeHead(302, { location: `${other.origin}/moved.pcm` }).end();
+        else res.writeHead(200, { 'content-type': 'audio/pcm' }).end(Buffer.from([5, 6]));
+      });
+      expect(await fetchSegmentAudio('/own.pcm', { rtHttpUrl: server.origin, apiKey: KEY })).toEqual({ kind: 'ok', data: new Uint8Array([5, 6]) });
+      expect(await fetchSegmentAudio(`${other.origin}/foreign.pcm`, { rtHttpUrl: server.origin, apiKey: KEY })).toEqual({ kind: 'ok', data: new Uint8Array([1, 2, 3, 4]) });
+      expect(await fetchSegmentAudio('/elsewhere', { rtHttpUrl: server.origin, apiKey: KEY })).toMatchObject({ kind: 'ok' });
+      expect(server.requests.map((r) => [r.url, r.headers.authorization])).toEqual([
+        ['/own.pcm', `Bearer ${KEY}`],
+        ['/elsewhere', `Bearer ${KEY}`],
+      ]);
+      expect(other.requests.map((r) => [r.url, r.headers.authorization])).toEqual([
+        ['/foreign.pcm', undefined],
+        ['/moved.pcm', undefined],
+      ]);
+    } finally {
+      await other.close();
+    }
+  });
 });
