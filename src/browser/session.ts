@@ -10,7 +10,7 @@
  * the page hears one unbroken stream.
  */
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, type VoxpipeError } from '../errors.js';
-import { readServerFrame, encodeFrame } from '../protocol/wire.js';
+import { readServerFrameCompact as readServerFrame, encodeFrame } from '../protocol/wire.js';
 import { CloseCode, ErrorCode, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/constants.js';
 import type { ClientEvent, StartRequest } from '../protocol/events.js';
 import { INVALID_SERVER_FRAME, readRequestStatus } from '../protocol/server-reader.js';
