@@ -108,7 +108,8 @@ export function decodeMapFull(bytes: Uint8Array): Record<string, unknown> {
  * (`server-reader.ts`): a frame that does not decode is `unusable`.
  */
 export function readServerFrame(bytes: Uint8Array): ReadResult {
-  return readServerFrameWith(decodeMap, bytes);
+  const flat = decodeFlatMap(bytes, LIMITS.maxFrameBytes, LIMITS.maxFrameValues);
+  return flat === undefined ? readServerFrameCompact(bytes) : readServerEvent(flat);
 }
 
 /**
@@ -117,13 +118,9 @@ export function readServerFrame(bytes: Uint8Array): ReadResult {
  * 30 KiB budget. Same results, slower per frame (bench/receive-path.mjs).
  */
 export function readServerFrameCompact(bytes: Uint8Array): ReadResult {
-  return readServerFrameWith(decodeMapFull, bytes);
-}
-
-function readServerFrameWith(decode: (bytes: Uint8Array) => Record<string, unknown>, bytes: Uint8Array): ReadResult {
   let map: Record<string, unknown>;
   try {
-    map = decode(bytes);
+    map = decodeMapFull(bytes);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return { kind: 'unusable', error: new ProtocolError(INVALID_SERVER_FRAME, `the server sent an undecodable frame: ${message}`, undefined, { cause: err }) };
