@@ -161,8 +161,9 @@ describe('the progress deadline tells overload from silence', () => {
     expect(retryAt).toBeDefined();
     // Busy slices are not quiet (well past one budget), but they are capped.
     expect(retryAt!).toBeGreaterThan(DETECT_MS * 2);
-    // The cap is counted in slices, whose timers run late on a loaded machine: half again as slack.
-    expect(retryAt!).toBeLessThanOrEqual((BUDGET_MS * OVERLOAD_MAX_BUDGETS + DETECT_MS) * 1.5 + SLACK_MS);
+    // The cap is counted in slices, whose timers each run late on a loaded
+    // machine (at load 20 the 44 slices of 100 ms took 8 s): bounded, with room.
+    expect(retryAt!).toBeLessThanOrEqual((BUDGET_MS * OVERLOAD_MAX_BUDGETS + DETECT_MS) * 2.5 + SLACK_MS);
     expect(result.audio.equals(reference)).toBe(true);
   });
 });
