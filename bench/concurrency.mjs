@@ -88,9 +88,13 @@ async function runLibrary() {
   const base = memory();
   const t0 = performance.now();
   const errors = {};
+  /** Up to 5 distinct error messages, to tell what the codes were. */
+  const errorSamples = [];
   const fail = (err) => {
     const code = err?.code ?? 'internal_error';
     errors[code] = (errors[code] ?? 0) + 1;
+    const message = `${code}: ${String(err?.message ?? err)}`.slice(0, 300);
+    if (errorSamples.length < 5 && !errorSamples.includes(message)) errorSamples.push(message);
   };
   const streams = await bounded(Array.from({ length: STREAMS }), OPEN_PARALLEL, async () => {
     const speech = new SpeechStream({ transport: new ReliableSession({ wsUrl: config.wsUrl, rtHttpUrl: config.rtHttpUrl, apiKey: config.apiKey, request }) });
@@ -139,6 +143,7 @@ async function runLibrary() {
     streams: STREAMS,
     completed: streams.filter((s) => s.ok && !s.error).length,
     errors,
+    errorSamples,
     bytesPerStream: { min: Math.min(...bytes), max: Math.max(...bytes) },
     openAllMs: r(openMs, 0),
     firstSegmentAllMs: r(firstSegmentMs, 0),
@@ -233,6 +238,7 @@ const mem = (m) => `${m.totalKiB} KiB (heap ${m.heapKiB}, external ${m.externalK
 console.log(`${STREAMS} concurrent reliable streams, one client process, reference server (tone) in a child process`);
 for (const [name, x] of [['SpeechStream', library], ['raw client', raw]]) {
   console.log(`  ${name}: ${x.completed}/${x.streams} complete, errors ${JSON.stringify(x.errors)}, ${x.bytesPerStream.min}-${x.bytesPerStream.max} bytes each; open all ${x.openAllMs} ms, first segment on all ${x.firstSegmentAllMs} ms, rest ${x.finishAllMs} ms`);
+  for (const m of x.errorSamples ?? []) console.log(`    error: ${m}`);
   console.log(`    memory per stream: ready ${mem(x.memoryPerStream.ready)}`);
   console.log(`                       active ${mem(x.memoryPerStream.active)}`);
 }

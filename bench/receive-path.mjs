@@ -22,7 +22,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { inspectShape } from '../dist/protocol/msgpack-shape.js';
 import { readServerEvent } from '../dist/protocol/server-reader.js';
-import { decodeMap, readServerFrame } from '../dist/protocol/wire.js';
+import { decodeMap, decodeMapFull, readServerFrame, readServerFrameCompact } from '../dist/protocol/wire.js';
+import { decodeFlatMap } from '../dist/protocol/flat-frame.js';
 import { LIMITS } from '../dist/protocol/limits.js';
 import { machine, r, writeResults } from './_common.mjs';
 
@@ -98,10 +99,13 @@ for (const kb of SIZES_KB) {
   const decoded = decodeMap(frame);
   const cases = {
     'raw client: @msgpack/msgpack decode': () => rawDecoder.decode(frame),
-    'pre-scan (inspectShape)': () => inspectShape(frame, LIMITS.maxDepth, LIMITS.maxFrameValues),
-    'decodeMap (pre-scan + decode + repeated-key check)': () => decodeMap(frame),
+    'one pass (decodeFlatMap: checks and decodes together)': () => decodeFlatMap(frame, LIMITS.maxFrameBytes, LIMITS.maxFrameValues),
+    'decodeMap (the one pass; other frames: the full path)': () => decodeMap(frame),
     'readServerEvent of a decoded map': () => readServerEvent(decoded),
     'client: readServerFrame (whole path)': () => readServerFrame(frame),
+    'full path: pre-scan (inspectShape)': () => inspectShape(frame, LIMITS.maxDepth, LIMITS.maxFrameValues),
+    'full path: decodeMapFull (pre-scan + decode + repeated-key check)': () => decodeMapFull(frame),
+    'browser: readServerFrameCompact (the full path, for the bundle budget)': () => readServerFrameCompact(frame),
   };
   if (before) cases['client before: readServerFrame (--before build)'] = () => before.readServerFrame(frame);
   const names = Object.keys(cases);

@@ -10,7 +10,7 @@
  * the page hears one unbroken stream.
  */
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, type VoxpipeError } from '../errors.js';
-import { readServerFrame, encodeFrame } from '../protocol/wire.js';
+import { readServerFrameCompact as readServerFrame, encodeFrame } from '../protocol/wire.js';
 import { CloseCode, ErrorCode, isRetryableClose, REALTIME_PATHS, SUBPROTOCOL } from '../protocol/constants.js';
 import type { ClientEvent, StartRequest } from '../protocol/events.js';
 import { INVALID_SERVER_FRAME, readRequestStatus } from '../protocol/server-reader.js';
@@ -82,19 +82,9 @@ export class BrowserSession {
   constructor(options: BrowserSessionOptions, on: BrowserSessionEvents) {
     this.#opts = options;
     this.#on = on;
-    const machineOptions: ConstructorParameters<typeof ReliableMachine>[0] = {
-      requestId: options.requestId,
-      request: options.request,
-      eventIdPrefix: `ev-${Math.random().toString(36).slice(2, 10)}`,
-      ...defined({
-        maxRetries: options.maxRetries,
-        maxResumeMs: options.maxResumeMs,
-        progressTimeoutMs: options.progressTimeoutMs,
-        finishTimeoutMs: options.finishTimeoutMs,
-        statusTimeoutMs: options.statusTimeoutMs,
-        maxStallResumes: options.maxStallResumes,
-      }),
-    };
+    // The machine's options pass through by construction: all but what the shell itself uses.
+    const { wsUrl: _wsUrl, getTicket: _getTicket, getStatus: _getStatus, getSegmentAudio: _getSegmentAudio, connectTimeoutMs: _connectTimeoutMs, ...machine } = options;
+    const machineOptions: ConstructorParameters<typeof ReliableMachine>[0] = { ...defined(machine), eventIdPrefix: `ev-${Math.random().toString(36).slice(2, 10)}` };
     this.#machine = new ReliableMachine(machineOptions, this.#port());
   }
 

@@ -158,6 +158,9 @@ function readEvent(map: JsonObject): ReadResult {
   if (name.length > 64) return skip(name.slice(0, 64), 'an event with an overlong name ignored');
   if (name === 'audio') return readAudio(map);
   const base = { ...map, ...envelope(map) };
+  // Read once: most events carry them, absent as ''.
+  const requestId = str(map, 'request_id') ?? '';
+  const sessionId = str(map, 'session_id') ?? '';
   switch (name) {
     case 'ready': {
       const format = str(map, 'format', 'audio_format', 'output_format');
@@ -169,8 +172,8 @@ function readEvent(map: JsonObject): ReadResult {
           event: 'ready',
           // An unknown mode passes through as the string it is (the session knows the mode it asked for).
           mode: (str(map, 'mode') ?? '') as Mode,
-          request_id: str(map, 'request_id') ?? '',
-          session_id: str(map, 'session_id') ?? '',
+          request_id: requestId,
+          session_id: sessionId,
           provider: str(map, 'provider') ?? '',
           model: str(map, 'model') ?? '',
           voice_id: str(map, 'voice_id') ?? '',
@@ -187,7 +190,7 @@ function readEvent(map: JsonObject): ReadResult {
         event: {
           ...base,
           event: 'input_ack',
-          request_id: str(map, 'request_id') ?? '',
+          request_id: requestId,
           sequence,
           characters: num(map, ...FIELD_ALIASES.characters) ?? 0,
           buffered_characters: num(map, ...FIELD_ALIASES.buffered_characters) ?? 0,
@@ -203,7 +206,7 @@ function readEvent(map: JsonObject): ReadResult {
         event: {
           ...base,
           event: 'segment_accepted',
-          request_id: str(map, 'request_id') ?? '',
+          request_id: requestId,
           segment_id: segmentId,
           characters: num(map, ...FIELD_ALIASES.characters) ?? 0,
           reserved_units: num(map, ...FIELD_ALIASES.reserved_units) ?? 0,
@@ -219,7 +222,7 @@ function readEvent(map: JsonObject): ReadResult {
           ...withoutAudioBytes(map),
           ...envelope(map),
           event: 'segment_completed',
-          request_id: str(map, 'request_id') ?? '',
+          request_id: requestId,
           segment_id: segmentId,
           units: num(map, ...FIELD_ALIASES.units) ?? 0,
           // Unknown stays unknown (absent), never 0: 0 would be a count to reconcile against.
@@ -236,7 +239,7 @@ function readEvent(map: JsonObject): ReadResult {
           ...withoutAudioBytes(map),
           ...envelope(map),
           event: 'usage',
-          request_id: str(map, 'request_id') ?? '',
+          request_id: requestId,
           segment_id: segmentId,
           segment_units: num(map, 'segment_units', 'units') ?? 0,
           session_units: num(map, 'session_units') ?? 0,
@@ -253,7 +256,7 @@ function readEvent(map: JsonObject): ReadResult {
         event: {
           ...base,
           event: 'request_status',
-          request_id: str(map, 'request_id') ?? '',
+          request_id: requestId,
           state,
           retryable: bool(map, 'retryable') ?? state === 'failed_retryable',
           units: num(map, ...FIELD_ALIASES.units) ?? 0,
@@ -272,12 +275,10 @@ function readEvent(map: JsonObject): ReadResult {
         retryable: bool(map, 'retryable') ?? false,
         terminal: bool(map, 'terminal') ?? true,
       };
-      const requestId = str(map, 'request_id');
-      const sessionId = str(map, 'session_id');
       const stage = str(map, 'stage');
       const path = str(map, 'path');
-      if (requestId !== undefined) event.request_id = requestId;
-      if (sessionId !== undefined) event.session_id = sessionId;
+      if (requestId !== '') event.request_id = requestId;
+      if (sessionId !== '') event.session_id = sessionId;
       if (stage !== undefined) event.stage = stage;
       if (path !== undefined) event.path = path;
       if (rawCode !== undefined) (event as JsonObject)['raw_code'] = rawCode;
@@ -291,8 +292,8 @@ function readEvent(map: JsonObject): ReadResult {
         event: {
           ...base,
           event: 'finish',
-          request_id: str(map, 'request_id') ?? '',
-          session_id: str(map, 'session_id') ?? '',
+          request_id: requestId,
+          session_id: sessionId,
           reason,
           units: num(map, ...FIELD_ALIASES.units) ?? 0,
         },
@@ -300,8 +301,7 @@ function readEvent(map: JsonObject): ReadResult {
     }
     case 'warning': {
       const event: ServerEvent = { ...base, event: 'warning', code: str(map, 'code') ?? 'warning', message: str(map, 'message') ?? '' };
-      const requestId = str(map, 'request_id');
-      if (requestId !== undefined) event.request_id = requestId;
+      if (requestId !== '') event.request_id = requestId;
       return { kind: 'event', event };
     }
     case 'authenticated':
@@ -310,7 +310,7 @@ function readEvent(map: JsonObject): ReadResult {
         event: {
           ...base,
           event: 'authenticated',
-          session_id: str(map, 'session_id') ?? '',
+          session_id: sessionId,
           site: str(map, 'site') ?? '',
           protocol_version: num(map, 'protocol_version') ?? 0,
           quota: quotaOf(map['quota']),
@@ -318,8 +318,7 @@ function readEvent(map: JsonObject): ReadResult {
       };
     case 'pong': {
       const event: ServerEvent = { ...base, event: 'pong', session_id: str(map, 'session_id') ?? '' };
-      const requestId = str(map, 'request_id');
-      if (requestId !== undefined) event.request_id = requestId;
+      if (requestId !== '') event.request_id = requestId;
       return { kind: 'event', event };
     }
     default:

@@ -53,6 +53,94 @@ export const RECOVERY_DEFAULTS = {
 export const PROGRESS_SLICES = 4;
 
 /**
+ * Overload is not death (issue 29). A saturated server is slow for every
+ * stream, a gone one is silent for every stream: so when a stream's own
+ * progress deadline runs out, the machine looks at the progress of the other
+ * streams of this process on the same server origin (`ServerActivity`: acks,
+ * audio and completions, never `pong`s, issue 24). A slice of the deadline in
+ * which another stream progressed is *busy*, not quiet: the server is alive
+ * and behind, and a resume would only add a reconnect, a `start` and a status
+ * read to its queue (what turned 6 of 10,000 streams into `timeout`s in
+ * bench/concurrency.mjs). A server really gone gives no stream progress, so
+ * every slice is quiet and the stall comes within the budget as before.
+ *
+ * Bounded both ways: busy slices are counted and at most
+ * `OVERLOAD_MAX_BUDGETS` budgets of them are waited (55 s at the default
+ * 5 s: over the 36 s the saturated 10,000-stream run took to a first segment),
+ * after which the slices count as quiet again, so a stream the server forgot
+ * while serving others still ends, within (OVERLOAD_MAX_BUDGETS + 1.25)
+ * budgets. Memory: one counter per origin (`serverActivity()`), at most
+ * `MAX_ACTIVITY_ORIGINS` of them.
+ */
+export const OVERLOAD_MAX_BUDGETS = 11;
+
+/** Origins whose activity is kept; past this the oldest entry is dropped (its streams keep their counter, new streams share a new one). */
+export const MAX_ACTIVITY_ORIGINS = 256;
+
+/** Progress seen on one server origin by every stream of this process: a counter bumped by each frame that moved what a stream was owed. */
+export interface ServerActivity {
+  progress: number;
+}
+
+const activities = /* @__PURE__ */ new Map<string, ServerActivity>();
+
+/** The shared activity of the server at `url` (keyed by its origin: scheme, host, port). */
+export function serverActivity(url: string): ServerActivity {
+  let origin: string;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    origin = url;
+  }
+  let activity = activities.get(origin);
+  if (activity === undefined) {
+    if (activities.size >= MAX_ACTIVITY_ORIGINS) activities.delete(activities.keys().next().value!);
+    activity = { progress: 0 };
+    activities.set(origin, activity);
+  }
+  return activity;
+}
+
+/**
+ * One stream's view of its server's activity, for its progress deadline
+ * (the machine's `overload` option): `progress()` on each frame that moved
+ * what the stream is owed, `restart()` when the deadline is armed anew, and
+ * `busy(ownProgress)` at the end of each slice: whether a slice without own
+ * progress saw another stream on the server progress, within the cap.
+ */
+export class OverloadWatch {
+  readonly #activity: ServerActivity;
+  /** `#activity.progress` when the current slice began. */
+  #seen = 0;
+  /** Busy slices since the stream's own last progress. */
+  #busy = 0;
+
+  constructor(activity: ServerActivity) {
+    this.#activity = activity;
+  }
+
+  progress(): void {
+    this.#activity.progress++;
+  }
+
+  restart(): void {
+    this.#seen = this.#activity.progress;
+    this.#busy = 0;
+  }
+
+  busy(ownProgress: boolean): boolean {
+    const moved = this.#activity.progress !== this.#seen;
+    this.#seen = this.#activity.progress;
+    if (ownProgress) this.#busy = 0;
+    else if (moved && this.#busy < OVERLOAD_MAX_BUDGETS * PROGRESS_SLICES) {
+      this.#busy++;
+      return true;
+    }
+    return false;
+  }
+}
+
+/**
  * Check the recovery budgets a caller gave: durations are positive finite
  * milliseconds, `maxStallResumes` a whole number from 0. Throws a
  * VoxpipeError `invalid_config` naming the option and its value (the one

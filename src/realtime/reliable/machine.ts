@@ -71,7 +71,7 @@ import {
 } from './types.js';
 import { defaultPartialPolicy } from '../../splice.js';
 import { AudioOrder, DEFAULT_REORDER_WINDOW_FRAMES, describeGaps, type SequenceGap, type SequenceVerdict } from '../sequence-window.js';
-import { checkBudgets, PROGRESS_SLICES, RECOVERY_DEFAULTS } from '../budgets.js';
+import { checkBudgets, PROGRESS_SLICES, RECOVERY_DEFAULTS, type OverloadWatch } from '../budgets.js';
 
 /** Where the machine is. */
 export const Phase = {
@@ -161,6 +161,7 @@ export class ReliableMachine {
   readonly #reorderWindowFrames: number;
   readonly #eventIdPrefix: string;
   readonly #policyOption: PartialSegmentPolicy | undefined;
+  readonly #overload: OverloadWatch | undefined;
 
   #phase: Phase = Phase.idle;
   #conn: ConnectionState | undefined;
@@ -207,6 +208,7 @@ export class ReliableMachine {
     this.#request = options.request;
     this.#port = port;
     this.#policyOption = options.onPartialSegment;
+    this.#overload = options.overload;
     this.#backoff = resolveBackoff(options.backoff);
     this.#maxRetries = options.maxRetries ?? 6;
     this.#maxStatusPolls = options.maxStatusPolls ?? 20;
@@ -350,12 +352,14 @@ export class ReliableMachine {
     this.#watchBudget = budget;
     this.#progressSeen = false;
     this.#quietSlices = 0;
+    this.#overload?.restart();
     this.#startTimer(TimerId.progress, Math.max(1, Math.ceil(budget / PROGRESS_SLICES)));
   }
 
-  /** A frame moved what is owed: the current slice of the progress deadline is not quiet. */
+  /** A frame moved what is owed: the current slice of the progress deadline is not quiet (nor for the server's other streams). */
   #advance(): void {
     this.#progressSeen = true;
+    this.#overload?.progress();
   }
 
   /** What the machine waits for now, for the stall's message. */
@@ -816,7 +820,10 @@ export class ReliableMachine {
     if (!this.#timers.delete(id)) return; // cancelled or stale
     if (id === TimerId.progress) {
       if (!this.#owed() || this.#readerPaused) return; // `handle()` cancels or re-arms
-      this.#quietSlices = this.#progressSeen ? 0 : this.#quietSlices + 1;
+      // Without own progress, a slice in which another stream on this server
+      // progressed is busy, not quiet, up to OVERLOAD_MAX_BUDGETS (budgets.ts).
+      const busy = this.#overload?.busy(this.#progressSeen) === true;
+      this.#quietSlices = this.#progressSeen || busy ? 0 : this.#quietSlices + 1;
       this.#progressSeen = false;
       if (this.#quietSlices >= PROGRESS_SLICES) {
         this.#stall(new TimeoutError(`no progress from the server within ${this.#watchBudget} ms while waiting for ${this.#awaited()}`, { retryable: true, requestId: this.requestId }));

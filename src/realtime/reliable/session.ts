@@ -21,7 +21,7 @@ import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, li
 import { markStage, type RealtimeSegmentResult, type WireWaterfall, type SessionTimings } from '../waterfall.js';
 import { ReliableMachine } from './machine.js';
 import type { MachineAudio, MachineEvent, MachineOptions, MachinePort, PartialSegmentPolicy, TimerId } from './types.js';
-import { RECOVERY_DEFAULTS } from '../budgets.js';
+import { OverloadWatch, RECOVERY_DEFAULTS, serverActivity } from '../budgets.js';
 import { defined } from '../../defined.js';
 import { AudioLedger } from '../../splice.js';
 
@@ -92,6 +92,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
       requestId: this.requestId,
       request: options.request,
       eventIdPrefix: `ev-${randomUUID().slice(0, 8)}`,
+      overload: new OverloadWatch(serverActivity(options.wsUrl)),
       ...defined({
         onPartialSegment: options.onPartialSegment,
         maxRetries: options.maxRetries,

@@ -6,6 +6,7 @@
 import type { VoxpipeError } from '../../errors.js';
 import type { ClientEvent, ReadyEvent, RequestStatus, ServerEvent, StartRequest } from '../../protocol/events.js';
 import type { BackoffPolicy } from '../../backoff.js';
+import type { OverloadWatch } from '../budgets.js';
 
 import { PartialSegmentPolicy, type SegmentLedger } from '../../splice.js';
 
@@ -219,6 +220,14 @@ export interface MachineOptions {
    * stall fails (`TimeoutError`, or `ResumeError` `retries_exhausted`).
    */
   maxStallResumes?: number;
+  /**
+   * Progress of every stream of this process on the same server origin
+   * (`new OverloadWatch(serverActivity(url))`): a slice in which another
+   * stream progressed is busy, not quiet, for at most `OVERLOAD_MAX_BUDGETS`
+   * budgets (overload is not death, src/realtime/budgets.ts). Absent: every
+   * slice without own progress is quiet.
+   */
+  overload?: OverloadWatch;
   /** `audio` frames held while an earlier `sequence` is missing; default 16 (`DEFAULT_REORDER_WINDOW_FRAMES`). */
   reorderWindowFrames?: number;
   /** Delay between recovery attempts; default base 200 ms, factor 2, cap 5_000 ms, jitter 0.5. */
