@@ -105,6 +105,8 @@ export class SegmentLedger {
   deliveredBytes = 0;
   /** The tag of the current attempt, when the transport tags its audio. */
   attempt: number | undefined;
+  /** Bytes a transport handed over twice for the same offset of an attempt (dropped). */
+  repeatedBytes = 0;
 
   constructor(segmentId: string) {
     this.segmentId = segmentId;
@@ -113,6 +115,11 @@ export class SegmentLedger {
   /** Its audio had begun, on this attempt or an earlier one (a failover charges it again). */
   get began(): boolean {
     return this.emittedBytes > 0 || this.attemptBytes > 0;
+  }
+
+  /** Raw bytes of the current attempt received: its stream header and its audio (the offset its next chunk must carry). */
+  get attemptRawBytes(): number {
+    return this.headerBytes + this.attemptBytes;
   }
 
   /** A new attempt at the segment (a resumed connection, a stored file, another transport): its bytes count from 0 again. */
@@ -134,10 +141,12 @@ export interface LedgerChunk extends PcmInfo {
   segmentId: string;
   format: AudioFormat;
   /**
-   * The attempt that carried the bytes, when the transport makes several
-   * (a realtime resume): a new tag starts a new attempt at the segment.
+   * The attempt that carried the bytes (`nextAttemptTag()`, `transport.ts`):
+   * a new tag starts a new attempt at the segment. Absent: the current one.
    */
-  attempt?: number;
+  attempt?: number | undefined;
+  /** Where the bytes start in the attempt's raw bytes (a stream header included); absent: right after the last. */
+  offset?: number | undefined;
 }
 
 /** What the ledger made of one chunk. */
@@ -197,9 +206,12 @@ export class AudioLedger {
   accept<C extends LedgerChunk>(chunk: C): LedgerEntry<C> {
     const s = this.segment(chunk.segmentId);
     if (chunk.attempt !== undefined && chunk.attempt !== s.attempt) {
-      if (s.attempt !== undefined) s.newAttempt();
+      // Another tag: another attempt (a resume, a stored file, a failover to
+      // another transport), whatever came before it, tagged or not.
+      s.newAttempt();
       s.attempt = chunk.attempt;
     }
+    chunk = this.#inOrder(s, chunk);
     const layout = this.#checkLayout ? this.#decideLayout(chunk) : undefined;
     // The stream's header comes with the stream's first audio; one a later
     // attempt or transport brings is not audio of the segment.
@@ -221,6 +233,25 @@ export class AudioLedger {
       ...(cut.restart && { restart: cut.restart }),
       ...(layout && { layout }),
     };
+  }
+
+  /**
+   * An offset behind what the attempt brought is a repeat: its overlap is
+   * dropped (and counted). One beyond it is a hole nothing can fill in
+   * this attempt: `audio_incomplete` naming the missing range (of the
+   * attempt's raw bytes).
+   */
+  #inOrder<C extends LedgerChunk>(s: SegmentLedger, chunk: C): C {
+    if (chunk.offset === undefined) return chunk;
+    const have = s.attemptRawBytes;
+    if (chunk.offset > have) {
+      throw new AudioIncompleteError(chunk.segmentId, chunk.offset, have, { retryable: true, why: `attempt ${chunk.attempt ?? '?'} went on at byte ${chunk.offset}` });
+    }
+    const overlap = have - chunk.offset;
+    if (overlap === 0) return chunk;
+    const repeated = Math.min(overlap, chunk.data.length);
+    s.repeatedBytes += repeated;
+    return { ...chunk, data: chunk.data.subarray(repeated), offset: chunk.offset + repeated };
   }
 
   /** The consumer read `bytes` of a segment's audio. */
