@@ -117,11 +117,6 @@ export class SegmentLedger {
     return this.emittedBytes > 0 || this.attemptBytes > 0;
   }
 
-  /** Raw bytes of the current attempt received: its stream header and its audio (the offset its next chunk must carry). */
-  get attemptRawBytes(): number {
-    return this.headerBytes + this.attemptBytes;
-  }
-
   /** A new attempt at the segment (a resumed connection, a stored file, another transport): its bytes count from 0 again. */
   newAttempt(): void {
     this.attemptBytes = 0;
@@ -242,16 +237,13 @@ export class AudioLedger {
    * attempt's raw bytes).
    */
   #inOrder<C extends LedgerChunk>(s: SegmentLedger, chunk: C): C {
-    if (chunk.offset === undefined) return chunk;
-    const have = s.attemptRawBytes;
-    if (chunk.offset > have) {
-      throw new AudioIncompleteError(chunk.segmentId, chunk.offset, have, { retryable: true, why: `attempt ${chunk.attempt ?? '?'} went on at byte ${chunk.offset}` });
-    }
-    const overlap = have - chunk.offset;
-    if (overlap === 0) return chunk;
-    const repeated = Math.min(overlap, chunk.data.length);
-    s.repeatedBytes += repeated;
-    return { ...chunk, data: chunk.data.subarray(repeated), offset: chunk.offset + repeated };
+    const have = s.headerBytes + s.attemptBytes;
+    const over = have - (chunk.offset ?? have);
+    if (over < 0) throw new AudioIncompleteError(chunk.segmentId, chunk.offset!, have, { retryable: true, why: 'a hole in its attempt' });
+    if (over === 0) return chunk;
+    const data = chunk.data.subarray(over);
+    s.repeatedBytes += chunk.data.length - data.length;
+    return { ...chunk, data, offset: have };
   }
 
   /** The consumer read `bytes` of a segment's audio. */

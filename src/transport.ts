@@ -127,7 +127,8 @@ export type HeardSegment = Readonly<Pick<SegmentLedger, 'emittedBytes' | 'audioB
  * starts and whether a segment is short) asks this instead of counting.
  */
 export interface HeardAudio {
-  audioOf(segmentId: string): HeardSegment;
+  /** The segment's counts (made at its first mention). */
+  segment(segmentId: string): HeardSegment;
 }
 
 /** Events every transport emits. */

@@ -74,6 +74,27 @@ export function rawPcmLayout(file: AudioFile, fallback: PcmInfo): PcmInfo {
   };
 }
 
+/**
+ * What a whole file says it carries and what of it came, when it says and
+ * came short: a WAV `data` chunk's size against the bytes after it, else
+ * the Content-Length of an identity body (a compressed one states the
+ * compressed size) against the body. Undefined when the file is whole or
+ * states nothing.
+ */
+export function fileShortfall(file: AudioFile): { stated: number; received: number } | undefined {
+  if (isWavFile(file)) {
+    const header = scanWav(file.data);
+    if (header.status === 'header' && header.dataBytes !== undefined) {
+      const received = file.data.length - header.dataOffset;
+      if (received < header.dataBytes) return { stated: header.dataBytes, received };
+    }
+  }
+  const encoding = file.headers?.get('content-encoding')?.trim().toLowerCase();
+  const length = encoding === undefined || encoding === '' || encoding === 'identity' ? headerInt(file.headers, 'content-length') : undefined;
+  if (length !== undefined && file.data.length < length) return { stated: length, received: file.data.length };
+  return undefined;
+}
+
 /** Length of a leading ID3v2 tag (0 when there is none). */
 export function id3v2Length(data: Buffer): number {
   if (data.length < 10 || data.toString('latin1', 0, 3) !== 'ID3') return 0;
@@ -141,6 +162,13 @@ export class SegmentAudioAssembler {
   /** PCM layout of the stream, once a segment was converted. */
   get pcm(): PcmInfo | undefined {
     return this.#pcm;
+  }
+
+  /** Whether converting `file` states the audio bytes it carries (`declaredBytes`: a WAV file with a `data` size, for a pcm or wav stream). */
+  declares(file: AudioFile): boolean {
+    if ((this.format !== 'pcm' && this.format !== 'wav') || !isWavFile(file)) return false;
+    const header = scanWav(file.data);
+    return header.status === 'header' && header.dataBytes !== undefined;
   }
 
   /** The stream bytes of the next segment. */
