@@ -20,6 +20,8 @@ export interface FakeOptions {
   withholdAtSegment?: number;
   /** Sample rate the audio chunks carry (what the audio says); default 24_000, as `ready` announces. */
   chunkRate?: number;
+  /** Format the chunks say; default `pcm` (`mp3`: a cut segment restarts on a new attempt). */
+  format?: 'pcm' | 'mp3';
 }
 
 export class FakeTransport extends EventEmitter<TransportEvents> implements SegmentTransport {
@@ -78,7 +80,7 @@ export class FakeTransport extends EventEmitter<TransportEvents> implements Segm
         await new Promise((r) => setImmediate(r));
         if (this.aborted) break;
         if (this.opts.withholdAtSegment === index && off + chunk >= bytes.length) continue;
-        this.emit('audio', { data: bytes.subarray(off, off + chunk), segmentId: item.seg.segmentId, attempt, offset: off, sequence: ++this.#sequence, format: 'pcm', sampleRate: this.opts.chunkRate ?? 24_000, channels: 1, bitDepth: 8 });
+        this.emit('audio', { data: bytes.subarray(off, off + chunk), segmentId: item.seg.segmentId, attempt, offset: off, sequence: ++this.#sequence, format: this.opts.format ?? 'pcm', sampleRate: this.opts.chunkRate ?? 24_000, channels: 1, bitDepth: 8 });
       }
       this.#queue.shift();
       const result: SegmentResult = { segmentId: item.seg.segmentId, units: item.seg.text.length, audioBytes: bytes.length, ...(this.opts.statesBytes && { expectedBytes: bytes.length }), transport: this.name };
