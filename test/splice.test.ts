@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { AudioIncompleteError } from '../src/errors.js';
-import { buildWavHeader } from '../src/sinks/wav-header.js';
+import { buildWavHeader, WAV_UNKNOWN_SIZE } from '../src/sinks/wav-header.js';
 import { AudioLedger, defaultPartialPolicy, PartialSegmentPolicy, splice } from '../src/splice.js';
 
 const bytes = (...values: number[]) => Uint8Array.from(values);
@@ -114,7 +114,7 @@ describe('AudioLedger: raw bytes tagged with attempt and offset (issue 24)', () 
   });
 
   it('wav: the stream keeps the first header only; a header a later attempt brings counts in its offsets but is not audio', () => {
-    const header = buildWavHeader({ sampleRate: 24_000, channels: 1, bitDepth: 16 });
+    const header = buildWavHeader({ sampleRate: 24_000, channels: 1, bitDepth: 16 }, WAV_UNKNOWN_SIZE);
     const wav = (attempt: number, offset: number, data: Buffer) => ({ data, segmentId: 's', attempt, offset, format: 'wav' as const, sampleRate: 24_000, channels: 1, bitDepth: 16 });
     const ledger = new AudioLedger();
     const out: Buffer[] = [];

@@ -961,7 +961,13 @@ export class ReliableMachine {
     this.#manifestQueue.shift();
     // A stored segment is a file of its own: a new attempt at the segment (its header is the ledger's to strip).
     this.#handOver(item.entry, ++this.#attempts, 0, result.data);
-    this.#complete(item.entry, item.units);
+    // Every byte accounted for: the stored file against the manifest's count.
+    const heard = this.#port.audioOf(segmentId);
+    if (item.audioBytes !== undefined && heard.audioBytes + heard.headerBytes < item.audioBytes) {
+      this.#fail(new AudioIncompleteError(segmentId, item.audioBytes, heard.audioBytes + heard.headerBytes, { requestId: this.requestId, why: 'its stored audio is shorter than the manifest says' }));
+      return;
+    }
+    this.#complete(item.entry, item.units, item.audioBytes);
     this.#nextManifestItem();
   }
 
