@@ -30,7 +30,12 @@
  *
  * Pure bookkeeping: no clock, no I/O, no events, no Node APIs on the pcm and
  * wav paths (the browser session keeps one too). The reliable machine keeps
- * no byte counters of its own: it asks its ledger (`MachinePort.heardBytes`).
+ * no byte counters of its own: it asks the ledger (`MachinePort.audioOf`),
+ * which is SpeechStream's once the stream bound its session (`bindLedger`,
+ * `transport.ts`). What a chunk is (`TransportAudio`: segment, attempt tag,
+ * offset in the attempt's raw bytes, a stream header included) is defined
+ * in `transport.ts`; an offset behind what the attempt brought is a repeat
+ * (dropped, counted), one beyond it a hole (`audio_incomplete`).
  */
 import { AudioIncompleteError, VoxpipeError } from './errors.js';
 import { type AudioFormat, type PcmInfo } from './protocol/audio.js';

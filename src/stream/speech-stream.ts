@@ -15,8 +15,15 @@
  * Failover: given a `fallback` factory, a transport that fails with no
  * retryable path hands its segments not yet completed, in order, to the
  * fallback at a segment boundary. Bytes of a segment already emitted are not
- * emitted again (skipped, sample-aligned, for pcm and wav; for compressed
- * formats the segment restarts after a `discontinuity` event).
+ * emitted again (skipped to the byte for pcm and wav; for compressed formats
+ * the segment restarts after a `discontinuity` event).
+ *
+ * One ledger per segment (`AudioLedger`, `splice.ts`): every transport hands
+ * its audio over raw and tagged (`TransportAudio`, `transport.ts`), and the
+ * stream's ledger alone decides what the listener gets. The fallback's
+ * audio carries its own attempt tags, so a failover is a new attempt like a
+ * realtime resume. A transport that must know what the listener has (the
+ * reliable session's machine) is bound to this ledger (`bindLedger`).
  */
 import { randomUUID } from 'node:crypto';
 import { Duplex, Readable } from 'node:stream';

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { AudioIncompleteError } from '../../src/errors.js';
 import { SpeechStream, type StreamSegmentResult } from '../../src/stream/speech-stream.js';
 import { FakeTransport } from '../helpers/fake-transport.js';
+import { drain } from '../helpers/speak.js';
 
 const TEXT = 'First sentence here. Second one there.';
 
@@ -15,14 +16,7 @@ async function run(speech: SpeechStream): Promise<{ audio: Buffer; error: unknow
   const segments: StreamSegmentResult[] = [];
   speech.on('segment', (s) => segments.push(s));
   speech.end(TEXT);
-  const chunks: Buffer[] = [];
-  let error: unknown;
-  try {
-    for await (const c of speech) chunks.push(c as Buffer);
-  } catch (err) {
-    error = err;
-  }
-  return { audio: Buffer.concat(chunks), error, segments };
+  return { ...(await drain(speech)), segments };
 }
 
 const segmenter = { targetChars: 10, firstMinChars: 5 };
