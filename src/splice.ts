@@ -211,7 +211,17 @@ export class AudioLedger {
       s.newAttempt();
       s.attempt = chunk.attempt;
     }
-    chunk = this.#inOrder(s, chunk);
+    // An offset behind what the attempt brought is a repeat: its overlap is
+    // dropped (and counted). One beyond it is a hole nothing can fill in this
+    // attempt: `audio_incomplete` naming the missing range of its raw bytes.
+    const have = s.headerBytes + s.attemptBytes;
+    const over = have - (chunk.offset ?? have);
+    if (over < 0) throw new AudioIncompleteError(chunk.segmentId, chunk.offset!, have, { retryable: true });
+    if (over > 0) {
+      const data = chunk.data.subarray(over);
+      s.repeatedBytes += chunk.data.length - data.length;
+      chunk = { ...chunk, data, offset: have };
+    }
     const layout = this.#checkLayout ? this.#decideLayout(chunk) : undefined;
     // The stream's header comes with the stream's first audio; one a later
     // attempt or transport brings is not audio of the segment.
@@ -233,22 +243,6 @@ export class AudioLedger {
       ...(cut.restart && { restart: cut.restart }),
       ...(layout && { layout }),
     };
-  }
-
-  /**
-   * An offset behind what the attempt brought is a repeat: its overlap is
-   * dropped (and counted). One beyond it is a hole nothing can fill in
-   * this attempt: `audio_incomplete` naming the missing range (of the
-   * attempt's raw bytes).
-   */
-  #inOrder<C extends LedgerChunk>(s: SegmentLedger, chunk: C): C {
-    const have = s.headerBytes + s.attemptBytes;
-    const over = have - (chunk.offset ?? have);
-    if (over < 0) throw new AudioIncompleteError(chunk.segmentId, chunk.offset!, have, { retryable: true, why: 'a hole in its attempt' });
-    if (over === 0) return chunk;
-    const data = chunk.data.subarray(over);
-    s.repeatedBytes += chunk.data.length - data.length;
-    return { ...chunk, data, offset: have };
   }
 
   /** The consumer read `bytes` of a segment's audio. */
