@@ -318,13 +318,16 @@ describe('status branches after a failure', () => {
     return h;
   }
 
+  /** The manifest of `droppedNearTheEnd`, both segments stored; s2 said to carry `s2Bytes`. */
+  const storedManifest = (s2Bytes: number) =>
+    [
+      { segment_id: 's1', audio_bytes: 2 },
+      { segment_id: 's2', audio_bytes: s2Bytes },
+    ].map((m, index) => ({ ...m, index, state: 'completed' as const, characters: 4, units: 4, audio_url: `/v2/tts/requests/req-1/segments/${m.segment_id}/audio` }));
+
   it('completed with a manifest: downloads the missing audio, emits only the bytes not yet emitted, finishes', () => {
     const h = droppedNearTheEnd();
-    const manifest = [
-      { segment_id: 's1', index: 0, state: 'completed' as const, characters: 4, units: 4, audio_bytes: 2, audio_url: '/v2/tts/requests/req-1/segments/s1/audio' },
-      { segment_id: 's2', index: 1, state: 'completed' as const, characters: 4, units: 4, audio_bytes: 4, audio_url: '/v2/tts/requests/req-1/segments/s2/audio' },
-    ];
-    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('completed', manifest) } });
+    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('completed', storedManifest(4)) } });
     let calls = h.port.take();
     // s1 completed on the client: never fetched again.
     expect(effects(calls)).toEqual(['fetchSegmentAudio:s2']);
@@ -339,11 +342,7 @@ describe('status branches after a failure', () => {
 
   it('completed with a manifest whose stored audio is shorter than its audio_bytes: audio_incomplete naming the missing range, not a finish', () => {
     const h = droppedNearTheEnd();
-    const manifest = [
-      { segment_id: 's1', index: 0, state: 'completed' as const, characters: 4, units: 4, audio_bytes: 2, audio_url: '/v2/tts/requests/req-1/segments/s1/audio' },
-      { segment_id: 's2', index: 1, state: 'completed' as const, characters: 4, units: 4, audio_bytes: 6, audio_url: '/v2/tts/requests/req-1/segments/s2/audio' },
-    ];
-    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('completed', manifest) } });
+    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('completed', storedManifest(6)) } });
     h.port.take();
     h.handle({ type: 'audio-fetched', segmentId: 's2', result: { kind: 'ok', data: Uint8Array.from([3, 4, 5, 6]) } });
     const calls = h.port.take();
