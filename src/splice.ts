@@ -30,7 +30,12 @@
  *
  * Pure bookkeeping: no clock, no I/O, no events, no Node APIs on the pcm and
  * wav paths (the browser session keeps one too). The reliable machine keeps
- * no byte counters of its own: it asks its ledger (`MachinePort.heardBytes`).
+ * no byte counters of its own: it asks the ledger (`MachinePort.audioOf`),
+ * which is SpeechStream's once the stream bound its session (`bindLedger`,
+ * `transport.ts`). What a chunk is (`TransportAudio`: segment, attempt tag,
+ * offset in the attempt's raw bytes, a stream header included) is defined
+ * in `transport.ts`; an offset behind what the attempt brought is a repeat
+ * (dropped, counted), one beyond it a hole (`audio_incomplete`).
  */
 import { AudioIncompleteError, VoxpipeError } from './errors.js';
 import { type AudioFormat, type PcmInfo } from './protocol/audio.js';
@@ -105,6 +110,8 @@ export class SegmentLedger {
   deliveredBytes = 0;
   /** The tag of the current attempt, when the transport tags its audio. */
   attempt: number | undefined;
+  /** Bytes a transport handed over twice for the same offset of an attempt (dropped). */
+  repeatedBytes = 0;
 
   constructor(segmentId: string) {
     this.segmentId = segmentId;
@@ -134,10 +141,12 @@ export interface LedgerChunk extends PcmInfo {
   segmentId: string;
   format: AudioFormat;
   /**
-   * The attempt that carried the bytes, when the transport makes several
-   * (a realtime resume): a new tag starts a new attempt at the segment.
+   * The attempt that carried the bytes (`nextAttemptTag()`, `transport.ts`):
+   * a new tag starts a new attempt at the segment. Absent: the current one.
    */
-  attempt?: number;
+  attempt?: number | undefined;
+  /** Where the bytes start in the attempt's raw bytes (a stream header included); absent: right after the last. */
+  offset?: number | undefined;
 }
 
 /** What the ledger made of one chunk. */
@@ -197,8 +206,21 @@ export class AudioLedger {
   accept<C extends LedgerChunk>(chunk: C): LedgerEntry<C> {
     const s = this.segment(chunk.segmentId);
     if (chunk.attempt !== undefined && chunk.attempt !== s.attempt) {
-      if (s.attempt !== undefined) s.newAttempt();
+      // Another tag: another attempt (a resume, a stored file, a failover to
+      // another transport), whatever came before it, tagged or not.
+      s.newAttempt();
       s.attempt = chunk.attempt;
+    }
+    // An offset behind what the attempt brought is a repeat: its overlap is
+    // dropped (and counted). One beyond it is a hole nothing can fill in this
+    // attempt: `audio_incomplete` naming the missing range of its raw bytes.
+    const have = s.headerBytes + s.attemptBytes;
+    const over = have - (chunk.offset ?? have);
+    if (over < 0) throw new AudioIncompleteError(chunk.segmentId, chunk.offset!, have, { retryable: true });
+    if (over > 0) {
+      const data = chunk.data.subarray(over);
+      s.repeatedBytes += chunk.data.length - data.length;
+      chunk = { ...chunk, data, offset: have };
     }
     const layout = this.#checkLayout ? this.#decideLayout(chunk) : undefined;
     // The stream's header comes with the stream's first audio; one a later

@@ -9,6 +9,7 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { AudioChunk, AudioFormat, PcmInfo } from './protocol/audio.js';
 import type { VoxpipeError } from './errors.js';
+import type { SegmentLedger } from './splice.js';
 
 /** What `transport` of a speech stream may name: realtime, the HTTP routes, or `auto` (realtime failing over to sync HTTP). */
 export const TRANSPORT_CHOICES = ['auto', 'realtime', 'sync', 'async', 'compat'] as const;
@@ -71,11 +72,70 @@ export interface TransportSummary {
   segments: SegmentResult[];
 }
 
+/**
+ * Audio as every transport hands it over (issue 24): raw bytes of one
+ * attempt at a segment, in order, tagged with the segment, the attempt and
+ * where they start in that attempt's own byte space. The stream's one ledger
+ * (`AudioLedger`, `splice.ts`; SpeechStream's) makes of them what the
+ * listener gets; a transport never splices, counts or strips on its own.
+ *
+ * - `attempt`: a tag from `nextAttemptTag()`, unique in the process. One
+ *   attempt is one generation of the segment's audio: a realtime connection,
+ *   a stored file of the status route's manifest, one HTTP fetch of the
+ *   segment. A failover is therefore a new attempt by construction (the new
+ *   transport's tag differs): no special call from SpeechStream.
+ * - `offset`: where `data` starts among the attempt's raw bytes of the
+ *   segment (a stream header included). Consecutive chunks of an attempt
+ *   are contiguous; the ledger drops a repeat (offset behind what it has) and
+ *   refuses a hole (offset beyond it) with `audio_incomplete`.
+ * - The stream header (format `wav`, `protocol/audio.ts`): a transport hands
+ *   the bytes of an attempt as its protocol edge has them, a streaming
+ *   header at the start of an attempt included. The ONE ledger strips every
+ *   header except the stream's very first, once. (HTTP routes return whole
+ *   files: their own headers, with real sizes and the layout, are read and
+ *   replaced by the streaming header at the HTTP edge, `http-audio.ts`.)
+ * - The layout fields are what the audio says (its `audio` event, its WAV
+ *   header, its Content-Type), never an assumption made before it came.
+ */
+export interface TransportAudio extends AudioChunk {
+  /** The attempt that carried the bytes (`nextAttemptTag()`); a new tag starts a new attempt at the segment. */
+  attempt: number;
+  /** Where `data` starts in the attempt's raw bytes of the segment (a stream header included). */
+  offset: number;
+}
+
+/**
+ * Audio of a transport that does not tag it yet (an untagged chunk continues
+ * the segment's current attempt, its offset unchecked). Transitional: the
+ * simple session adopts `TransportAudio` (issue 24); then this goes.
+ */
+export type UntaggedAudio = AudioChunk & { attempt?: undefined; offset?: undefined };
+
+let attemptTags = 0;
+
+/** A new attempt tag, unique in the process (so two transports never share one). */
+export function nextAttemptTag(): number {
+  return ++attemptTags;
+}
+
+/** What the listener has of a segment, as the stream's one ledger counts it. */
+export type HeardSegment = Readonly<Pick<SegmentLedger, 'emittedBytes' | 'audioBytes' | 'headerBytes'>>;
+
+/**
+ * The stream's ledger as a transport may read it: a transport that must
+ * know what the listener has (the reliable machine, deciding where a resume
+ * starts and whether a segment is short) asks this instead of counting.
+ */
+export interface HeardAudio {
+  /** The segment's counts (made at its first mention). */
+  segment(segmentId: string): HeardSegment;
+}
+
 /** Events every transport emits. */
 export interface TransportEvents {
   ready: (info: ReadyInfo) => void;
-  /** Audio in sequence order. Never emitted twice for the same bytes. */
-  audio: (chunk: AudioChunk) => void;
+  /** Raw tagged audio of each attempt at a segment, in order (see `TransportAudio`). */
+  audio: (chunk: TransportAudio | UntaggedAudio) => void;
   'segment-accepted': (segmentId: string) => void;
   'segment-completed': (result: SegmentResult) => void;
   usage: (usage: UsageInfo) => void;
@@ -109,4 +169,11 @@ export interface SegmentTransport extends EventEmitter<TransportEvents> {
   resume(): void;
   /** Segments queued or in flight, not yet completed, in order (for failover). */
   pending(): SegmentInput[];
+  /**
+   * The stream that reads this transport's audio keeps the one ledger:
+   * given it before `open`, a transport that needs to know what the
+   * listener has asks it (and hands its audio raw). Unbound, such a
+   * transport keeps an `AudioLedger` of its own for its direct listeners.
+   */
+  bindLedger?(ledger: HeardAudio): void;
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { defaultPartialPolicy, PartialSegmentPolicy, splice } from '../src/splice.js';
+import { AudioIncompleteError } from '../src/errors.js';
+import { buildWavHeader, WAV_UNKNOWN_SIZE } from '../src/sinks/wav-header.js';
+import { AudioLedger, defaultPartialPolicy, PartialSegmentPolicy, splice } from '../src/splice.js';
 
 const bytes = (...values: number[]) => Uint8Array.from(values);
 
@@ -56,5 +58,91 @@ describe('splice: one rule for a segment generated again (reliable machine and S
     expect(defaultPartialPolicy('wav')).toBe(PartialSegmentPolicy.continue);
     expect(defaultPartialPolicy('mp3')).toBe(PartialSegmentPolicy.restart);
     expect(defaultPartialPolicy('opus')).toBe(PartialSegmentPolicy.restart);
+  });
+});
+
+describe('AudioLedger: raw bytes tagged with attempt and offset (issue 24)', () => {
+  const pcm = (segmentId: string, attempt: number | undefined, offset: number | undefined, ...values: number[]) => ({
+    data: Buffer.from(values),
+    segmentId,
+    format: 'pcm' as const,
+    sampleRate: 24_000,
+    channels: 1,
+    bitDepth: 16,
+    ...(attempt !== undefined && { attempt }),
+    ...(offset !== undefined && { offset }),
+  });
+
+  it('a new tag is a new attempt, even after untagged audio: continue skips what the listener has', () => {
+    const ledger = new AudioLedger();
+    const out: number[] = [];
+    for (const c of [pcm('s', undefined, undefined, 0, 1, 2), pcm('s', 7, 0, 0, 1), pcm('s', 7, 2, 2, 3, 4)]) out.push(...ledger.accept(c).chunk.data);
+    expect(out).toEqual([0, 1, 2, 3, 4]);
+    expect(ledger.segment('s').audioBytes).toBe(5);
+  });
+
+  it('restart (mp3): a new tag sends the segment whole again after a discontinuity naming the bytes heard', () => {
+    const ledger = new AudioLedger();
+    const mp3 = (attempt: number, offset: number, ...values: number[]) => ({ ...pcm('s', attempt, offset, ...values), format: 'mp3' as const });
+    expect(ledger.accept(mp3(1, 0, 1, 2, 3)).restart).toBeUndefined();
+    const again = ledger.accept(mp3(2, 0, 1, 2));
+    expect(again.restart).toEqual({ droppedBytes: 3 });
+    expect([...again.chunk.data, ...ledger.accept(mp3(2, 2, 3, 4, 5)).chunk.data]).toEqual([1, 2, 3, 4, 5]);
+    expect(ledger.segment('s').emittedBytes).toBe(8);
+  });
+
+  it('an offset behind what the attempt brought is a repeat: its overlap is dropped and counted', () => {
+    const ledger = new AudioLedger();
+    const out: number[] = [];
+    for (const c of [pcm('s', 1, 0, 0, 1, 2, 3), pcm('s', 1, 2, 2, 3, 4, 5), pcm('s', 1, 0, 0, 1)]) out.push(...ledger.accept(c).chunk.data);
+    expect(out).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(ledger.segment('s').repeatedBytes).toBe(4);
+  });
+
+  it('an offset beyond what the attempt brought is a hole: audio_incomplete naming the segment and the missing range', () => {
+    const ledger = new AudioLedger();
+    ledger.accept(pcm('s', 1, 0, 0, 1, 2, 3));
+    let error: unknown;
+    try {
+      ledger.accept(pcm('s', 1, 6, 6, 7));
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(AudioIncompleteError);
+    expect((error as AudioIncompleteError).segmentId).toBe('s');
+    expect((error as AudioIncompleteError).missing).toEqual({ from: 4, to: 6 });
+  });
+
+  it('wav: the stream keeps the first header only; a header a later attempt brings counts in its offsets but is not audio', () => {
+    const header = buildWavHeader({ sampleRate: 24_000, channels: 1, bitDepth: 16 }, WAV_UNKNOWN_SIZE);
+    const wav = (attempt: number, offset: number, data: Buffer) => ({ data, segmentId: 's', attempt, offset, format: 'wav' as const, sampleRate: 24_000, channels: 1, bitDepth: 16 });
+    const ledger = new AudioLedger();
+    const out: Buffer[] = [];
+    out.push(ledger.accept(wav(1, 0, Buffer.concat([header, Buffer.from([1, 2, 3, 4])]))).chunk.data);
+    // A failover: the new attempt brings its own header, then the whole segment.
+    out.push(ledger.accept(wav(2, 0, Buffer.concat([header, Buffer.from([1, 2])]))).chunk.data);
+    out.push(ledger.accept(wav(2, header.length + 2, Buffer.from([3, 4, 5, 6]))).chunk.data);
+    expect(Buffer.concat(out)).toEqual(Buffer.concat([header, Buffer.from([1, 2, 3, 4, 5, 6])]));
+    expect(ledger.segment('s').audioBytes).toBe(6);
+  });
+
+  it('any cut, any chunking, any number of tagged attempts: the segment exactly once (continue)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 64 }), fc.array(fc.nat(), { minLength: 0, maxLength: 4 }), fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 10 }), (segment, cuts, sizes) => {
+        const ledger = new AudioLedger();
+        const out: number[] = [];
+        let tag = 100;
+        // Each attempt but the last is cut off somewhere; the last one runs to the end.
+        for (const end of [...cuts.map((c) => c % (segment.length + 1)), segment.length]) {
+          tag++;
+          for (let i = 0, at = 0; at < end; i++) {
+            const size = Math.min(sizes[i % sizes.length]!, end - at);
+            out.push(...ledger.accept({ ...pcm('s', tag, at), data: Buffer.from(segment.subarray(at, at + size)) }).chunk.data);
+            at += size;
+          }
+        }
+        expect(out).toEqual([...segment]);
+      }),
+    );
   });
 });

@@ -55,7 +55,12 @@ export const AUDIO_CONTENT_TYPE: Record<AudioFormat, string> = {
   opus: 'audio/ogg',
 };
 
-/** One chunk of audio in sequence order, as `SpeechStream.chunks()` yields it. */
+/**
+ * One chunk of audio in sequence order, as `SpeechStream.chunks()` yields it
+ * (what the listener gets). A transport hands its audio over as a
+ * `TransportAudio` (`transport.ts`): this plus the attempt and offset tags
+ * the stream's one ledger needs.
+ */
 export interface AudioChunk extends PcmInfo {
   /** Encoded audio bytes in `format` (PCM when format is `pcm`). */
   data: Buffer;

@@ -15,8 +15,15 @@
  * Failover: given a `fallback` factory, a transport that fails with no
  * retryable path hands its segments not yet completed, in order, to the
  * fallback at a segment boundary. Bytes of a segment already emitted are not
- * emitted again (skipped, sample-aligned, for pcm and wav; for compressed
- * formats the segment restarts after a `discontinuity` event).
+ * emitted again (skipped to the byte for pcm and wav; for compressed formats
+ * the segment restarts after a `discontinuity` event).
+ *
+ * One ledger per segment (`AudioLedger`, `splice.ts`): every transport hands
+ * its audio over raw and tagged (`TransportAudio`, `transport.ts`), and the
+ * stream's ledger alone decides what the listener gets. The fallback's
+ * audio carries its own attempt tags, so a failover is a new attempt like a
+ * realtime resume. A transport that must know what the listener has (the
+ * reliable session's machine) is bound to this ledger (`bindLedger`).
  */
 import { randomUUID } from 'node:crypto';
 import { Duplex, Readable } from 'node:stream';
@@ -25,7 +32,7 @@ import { AbortError, VoxpipeError } from '../errors.js';
 import { CodeKind, LocalErrorCode } from '../protocol/codes.js';
 import { pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import { wavHeaderLength } from '../protocol/wav.js';
-import type { ReadyInfo, SegmentResult, SegmentTransport, TransportName, TransportSummary, UsageInfo } from '../transport.js';
+import type { ReadyInfo, SegmentResult, SegmentTransport, TransportAudio, TransportName, TransportSummary, UntaggedAudio, UsageInfo } from '../transport.js';
 import { AudioLedger, type LedgerEntry, type SegmentLedger } from '../splice.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
 import { estimateWordTimings, heardAtWord, pcmSamples, type WordTiming } from './word-timing.js';
@@ -210,6 +217,8 @@ export class SpeechStream extends Duplex {
   #ready: ReadyInfo | undefined;
   /** Every segment's audio: what the listener gets, the header, the layout, the counts (`AudioLedger`, `splice.ts`). */
   readonly #ledger = new AudioLedger();
+  /** Sequence of the chunks the listener gets. */
+  #outSequence = 0;
   #nextIndex = 0;
   #pendingChars = 0;
   #writeWaiter: (() => void) | undefined;
@@ -326,6 +335,8 @@ export class SpeechStream extends Duplex {
   }
 
   #attach(t: SegmentTransport): void {
+    // The one ledger: a transport that must know what the listener has asks it, and hands its audio raw.
+    t.bindLedger?.(this.#ledger);
     t.on('audio', (chunk) => this.#onAudio(chunk));
     t.on('segment-accepted', (id) => {
       const s = this.#bySegmentId.get(id);
@@ -501,8 +512,9 @@ export class SpeechStream extends Duplex {
       if (!next) return false;
       const info = await next.open(this.#opts.signal);
       this.#ready ??= info;
+      // The new transport's audio carries its own attempt tags: the ledger
+      // takes it as a new attempt at each segment (continue or restart).
       for (const s of pending) {
-        s.audio.newAttempt();
         s.waterfall.transport = next.name;
         this.#sendTo(next, s);
       }
@@ -523,9 +535,9 @@ export class SpeechStream extends Duplex {
    * `ready` announced before it, for `info`, `summary().ready` and so for a
    * file's header).
    */
-  #onAudio(chunk: AudioChunk): void {
+  #onAudio(chunk: TransportAudio | UntaggedAudio): void {
     if (this.#interrupted || this.#fatal) return;
-    let entry: LedgerEntry<AudioChunk>;
+    let entry: LedgerEntry<TransportAudio | UntaggedAudio>;
     try {
       entry = this.#ledger.accept(chunk);
     } catch (err) {
@@ -534,8 +546,10 @@ export class SpeechStream extends Duplex {
     }
     if (entry.restart) this.emit('discontinuity', { segmentId: chunk.segmentId, droppedBytes: entry.restart.droppedBytes });
     if (entry.layout && this.#ready) this.#ready = { ...this.#ready, ...entry.layout };
-    const out = entry.chunk;
-    if (out.data.length === 0) return;
+    const kept = entry.chunk;
+    if (kept.data.length === 0) return;
+    // What the listener gets: the stream's own sequence (a failover's transport counts from 1 again), no tags.
+    const out: AudioChunk = { data: kept.data, segmentId: kept.segmentId, sequence: ++this.#outSequence, format: kept.format, sampleRate: kept.sampleRate, channels: kept.channels, bitDepth: kept.bitDepth };
     const state = this.#bySegmentId.get(chunk.segmentId);
     if (state) {
       state.waterfall.firstAudioMs ??= this.#now();

@@ -1,10 +1,11 @@
 /**
  * A scripted SegmentTransport for SpeechStream unit tests: each segment's
  * audio is its text's UTF-8 bytes (so output can be checked exactly), sent in
- * chunks of `chunkBytes` on the next ticks. It can fail at a chosen segment.
+ * chunks of `chunkBytes` on the next ticks, tagged as one attempt per
+ * segment (`TransportAudio`). It can fail at a chosen segment.
  */
 import { EventEmitter } from 'eventemitter3';
-import type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportName, TransportSummary } from '../../src/transport.js';
+import { nextAttemptTag, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportEvents, type TransportName, type TransportSummary } from '../../src/transport.js';
 import { VoxpipeError } from '../../src/errors.js';
 
 export interface FakeOptions {
@@ -19,6 +20,8 @@ export interface FakeOptions {
   withholdAtSegment?: number;
   /** Sample rate the audio chunks carry (what the audio says); default 24_000, as `ready` announces. */
   chunkRate?: number;
+  /** Format the chunks say; default `pcm` (`mp3`: a cut segment restarts on a new attempt). */
+  format?: 'pcm' | 'mp3';
 }
 
 export class FakeTransport extends EventEmitter<TransportEvents> implements SegmentTransport {
@@ -63,6 +66,7 @@ export class FakeTransport extends EventEmitter<TransportEvents> implements Segm
       const bytes = Buffer.from(item.seg.text, 'utf8');
       const index = this.sent.indexOf(item.seg);
       const chunk = this.opts.chunkBytes ?? 4;
+      const attempt = nextAttemptTag();
       for (let off = 0; off < bytes.length; off += chunk) {
         if (this.opts.failAtSegment === index && off >= (this.opts.failAfterBytes ?? 0)) {
           this.#failed = new VoxpipeError('provider_unavailable', 'scripted failure');
@@ -76,7 +80,7 @@ export class FakeTransport extends EventEmitter<TransportEvents> implements Segm
         await new Promise((r) => setImmediate(r));
         if (this.aborted) break;
         if (this.opts.withholdAtSegment === index && off + chunk >= bytes.length) continue;
-        this.emit('audio', { data: bytes.subarray(off, off + chunk), segmentId: item.seg.segmentId, sequence: ++this.#sequence, format: 'pcm', sampleRate: this.opts.chunkRate ?? 24_000, channels: 1, bitDepth: 8 });
+        this.emit('audio', { data: bytes.subarray(off, off + chunk), segmentId: item.seg.segmentId, attempt, offset: off, sequence: ++this.#sequence, format: this.opts.format ?? 'pcm', sampleRate: this.opts.chunkRate ?? 24_000, channels: 1, bitDepth: 8 });
       }
       this.#queue.shift();
       const result: SegmentResult = { segmentId: item.seg.segmentId, units: item.seg.text.length, audioBytes: bytes.length, ...(this.opts.statesBytes && { expectedBytes: bytes.length }), transport: this.name };

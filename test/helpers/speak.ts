@@ -5,7 +5,7 @@
  */
 import type { ServiceConfig } from '../../src/config.js';
 import { createSpeechStream, type SpeechOptions } from '../../src/speech.js';
-import type { SpeechStreamSummary } from '../../src/stream/speech-stream.js';
+import type { SpeechStream, SpeechStreamSummary } from '../../src/stream/speech-stream.js';
 
 export async function speakText(config: ServiceConfig, text: string, options: SpeechOptions = {}): Promise<{ audio: Buffer; summary: SpeechStreamSummary }> {
   const speech = await createSpeechStream(config, options);
@@ -13,4 +13,15 @@ export async function speakText(config: ServiceConfig, text: string, options: Sp
   const parts: Buffer[] = [];
   for await (const c of speech) parts.push(c as Buffer);
   return { audio: Buffer.concat(parts), summary: speech.summary() };
+}
+
+/** Read a stream to its end: the audio, and the error it ended with (undefined when it ended well). */
+export async function drain(speech: SpeechStream): Promise<{ audio: Buffer; error: unknown }> {
+  const parts: Buffer[] = [];
+  try {
+    for await (const c of speech) parts.push(c as Buffer);
+  } catch (error) {
+    return { audio: Buffer.concat(parts), error };
+  }
+  return { audio: Buffer.concat(parts), error: undefined };
 }

@@ -318,23 +318,37 @@ describe('status branches after a failure', () => {
     return h;
   }
 
+  /** The manifest of `droppedNearTheEnd`, both segments stored; s2 said to carry `s2Bytes`. */
+  const storedManifest = (s2Bytes: number) =>
+    [
+      { segment_id: 's1', audio_bytes: 2 },
+      { segment_id: 's2', audio_bytes: s2Bytes },
+    ].map((m, index) => ({ ...m, index, state: 'completed' as const, characters: 4, units: 4, audio_url: `/v2/tts/requests/req-1/segments/${m.segment_id}/audio` }));
+
   it('completed with a manifest: downloads the missing audio, emits only the bytes not yet emitted, finishes', () => {
     const h = droppedNearTheEnd();
-    const manifest = [
-      { segment_id: 's1', index: 0, state: 'completed' as const, characters: 4, units: 4, audio_bytes: 2, audio_url: '/v2/tts/requests/req-1/segments/s1/audio' },
-      { segment_id: 's2', index: 1, state: 'completed' as const, characters: 4, units: 4, audio_bytes: 4, audio_url: '/v2/tts/requests/req-1/segments/s2/audio' },
-    ];
-    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('completed', manifest) } });
+    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('completed', storedManifest(4)) } });
     let calls = h.port.take();
     // s1 completed on the client: never fetched again.
     expect(effects(calls)).toEqual(['fetchSegmentAudio:s2']);
     h.handle({ type: 'audio-fetched', segmentId: 's2', result: { kind: 'ok', data: Uint8Array.from([3, 4, 5, 6]) } });
     calls = h.port.take();
     expect(audioOut(calls)).toEqual(Buffer.from([5, 6]));
-    expect(emitted(calls, 'segment-completed')[0]!.result).toEqual({ segmentId: 's2', units: 4, audioBytes: 4 });
+    expect(emitted(calls, 'segment-completed')[0]!.result).toEqual({ segmentId: 's2', units: 4, audioBytes: 4, expectedBytes: 4 });
     expect(emitted(calls, 'resumed')).toHaveLength(1);
     expect(emitted(calls, 'finished')[0]!.summary).toMatchObject({ units: 8, resumed: 1, retries: 1, statusReads: 1 });
     expect(h.machine.phase).toBe(Phase.done);
+  });
+
+  it('completed with a manifest whose stored audio is shorter than its audio_bytes: audio_incomplete naming the missing range, not a finish', () => {
+    const h = droppedNearTheEnd();
+    h.handle({ type: 'status-fetched', result: { kind: 'found', status: status('completed', storedManifest(6)) } });
+    h.port.take();
+    h.handle({ type: 'audio-fetched', segmentId: 's2', result: { kind: 'ok', data: Uint8Array.from([3, 4, 5, 6]) } });
+    const calls = h.port.take();
+    expect(emitted(calls, 'failed')[0]!.error).toMatchObject({ code: 'audio_incomplete', segmentId: 's2', missing: { from: 4, to: 6 } });
+    expect(emitted(calls, 'segment-completed')).toEqual([]);
+    expect(emitted(calls, 'finished')).toEqual([]);
   });
 
   it('completed without audio for a segment: warns audio_unavailable and finishes', () => {

@@ -918,10 +918,7 @@ export class ReliableMachine {
       }
       this.#manifestQueue.shift();
       const heard = this.#port.audioOf(item.entry.segmentId);
-      if (item.audioBytes !== undefined && heard.audioBytes + heard.headerBytes < item.audioBytes) {
-        this.#fail(new AudioIncompleteError(item.entry.segmentId, item.audioBytes, heard.audioBytes, { requestId: this.requestId, why: 'the completed request offers no audio for it' }));
-        return;
-      }
+      if (this.#shortOfManifest(item, 'the completed request offers no audio for it')) return;
       this.#port.emit({
         type: 'warning',
         code: WarningCode.audioUnavailable,
@@ -944,6 +941,15 @@ export class ReliableMachine {
     else this.#phase = Phase.completedRemotely;
   }
 
+  /** What the listener has of a manifest's segment is short of its `audio_bytes`: fails with `audio_incomplete`. */
+  #shortOfManifest(item: { entry: JournalEntry; audioBytes?: number | undefined }, why: string): boolean {
+    const heard = this.#port.audioOf(item.entry.segmentId);
+    const have = heard.audioBytes + heard.headerBytes;
+    if (item.audioBytes === undefined || have >= item.audioBytes) return false;
+    this.#fail(new AudioIncompleteError(item.entry.segmentId, item.audioBytes, have, { requestId: this.requestId, why }));
+    return true;
+  }
+
   #onSegmentAudio(segmentId: string, result: SegmentAudioResult): void {
     const item = this.#manifestQueue[0];
     if (!item || item.entry.segmentId !== segmentId) return;
@@ -955,7 +961,9 @@ export class ReliableMachine {
     this.#manifestQueue.shift();
     // A stored segment is a file of its own: a new attempt at the segment (its header is the ledger's to strip).
     this.#handOver(item.entry, ++this.#attempts, 0, result.data);
-    this.#complete(item.entry, item.units);
+    // Every byte accounted for: the stored file against the manifest's count.
+    if (this.#shortOfManifest(item, 'its stored audio is short')) return;
+    this.#complete(item.entry, item.units, item.audioBytes);
     this.#nextManifestItem();
   }
 

@@ -2,19 +2,25 @@
  * `ReliableSession`: the reliable-mode `SegmentTransport`. A thin shell that
  * wires the pure `ReliableMachine` to real things: `connect()` for the
  * WebSocket, `setTimeout` for its timers, `fetch` for the status route and
- * manifest audio, `performance.now()` for the waterfall, and an
- * `AudioLedger` (`splice.ts`) for the machine's raw audio: the one splice and
- * header path, so a resume reaches the listener as one unbroken stream. Every
- * other decision is the machine's.
+ * manifest audio, `performance.now()` for the waterfall. Every other
+ * decision is the machine's.
+ *
+ * Audio: the machine hands over raw bytes tagged with their attempt and
+ * offset (`MachineAudio`); the session passes them through as
+ * `TransportAudio` (each machine attempt gets a process-unique tag,
+ * `nextAttemptTag()`), and the machine asks the stream's one ledger what the
+ * listener has (`bindLedger`, which SpeechStream calls). A session nobody
+ * bound (used directly) keeps an `AudioLedger` of its own, the same class,
+ * and emits what it lets through, so a resume still reaches its listener as
+ * one unbroken stream.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { EventEmitter } from 'eventemitter3';
 import { AbortError, VoxpipeError } from '../../errors.js';
-import type { AudioChunk } from '../../protocol/audio.js';
 import { ErrorCode } from '../../protocol/constants.js';
 import type { ClientEvent, ServerEvent } from '../../protocol/events.js';
-import { TransportName, type ReadyInfo, type SegmentInput, type SegmentTransport, type TransportEvents, type TransportSummary } from '../../transport.js';
+import { nextAttemptTag, TransportName, type HeardAudio, type ReadyInfo, type SegmentInput, type SegmentTransport, type TransportAudio, type TransportEvents, type TransportSummary } from '../../transport.js';
 import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection } from '../connection.js';
 import { fetchRequestStatus, fetchSegmentAudio, type HttpReadOptions } from '../status-client.js';
 import { asVoxpipeError, readyInfoFrom, validateSegment, waiter, type Waiter, linkAbortSignal, MachineTimers } from '../session-util.js';
@@ -70,8 +76,14 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   readonly #timings: SessionTimings = {};
   /** Cancels HTTP reads in flight when the session ends. */
   readonly #http = new AbortController();
-  /** What the listener gets of each attempt at a segment (the machine's audio is raw). */
-  readonly #ledger: AudioLedger;
+  /** What the listener has of each segment: the stream's ledger once bound (`bindLedger`), else one of the session's own. */
+  #heard: HeardAudio;
+  /** The session's own ledger, while no stream bound one: it splices the machine's raw audio for direct listeners. */
+  #ledger: AudioLedger | undefined;
+  /** Process-unique tag of each machine attempt. */
+  readonly #tags = new Map<number, number>();
+  /** Tag of the already-spliced audio an unbound session emits. */
+  #splicedTag: number | undefined;
   #outSequence = 0;
   #connection: RealtimeConnection | undefined;
   /** Bumped whenever a transport is dropped, so late events of an old one are ignored. */
@@ -108,6 +120,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
       }),
     };
     this.#ledger = new AudioLedger({ ...defined({ policy: options.onPartialSegment }), layout: false });
+    this.#heard = this.#ledger;
     this.#machine = new ReliableMachine(machineOptions, this.#port());
     if (options.signal) this.#linkSignal(options.signal);
   }
@@ -120,6 +133,12 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   /** The `onPartialSegment` policy in force once `ready` arrived. */
   get partialPolicy(): PartialSegmentPolicy {
     return this.#machine.partialPolicy;
+  }
+
+  /** The stream reading this session keeps the one ledger: hand the machine's audio to it raw, and ask it what was heard. Before `open`. */
+  bindLedger(ledger: HeardAudio): void {
+    this.#heard = ledger;
+    this.#ledger = undefined;
   }
 
   open(signal?: AbortSignal): Promise<ReadyInfo> {
@@ -196,7 +215,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
     return {
       sendFrame: (event: ClientEvent) => this.#connection?.send(event),
       emitAudio: (audio: MachineAudio) => this.#emitAudio(audio),
-      audioOf: (segmentId: string) => this.#ledger.segment(segmentId),
+      audioOf: (segmentId: string) => this.#heard.segment(segmentId),
       emit: (event: MachineEvent) => this.#onMachineEvent(event),
       startTimer: (id: TimerId, ms: number) => this.#timers.start(id, ms),
       cancelTimer: (id: TimerId) => this.#timers.cancel(id),
@@ -278,13 +297,24 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
     const ready = this.#ready;
     if (!ready) return;
     const data = Buffer.from(audio.data.buffer, audio.data.byteOffset, audio.data.byteLength);
-    const raw = { data, segmentId: audio.segmentId, attempt: audio.attempt, format: ready.format, sampleRate: ready.sampleRate, channels: ready.channels, bitDepth: ready.bitDepth };
-    const { chunk, restart } = this.#ledger.accept(raw);
+    let attempt = this.#tags.get(audio.attempt);
+    if (attempt === undefined) this.#tags.set(audio.attempt, (attempt = nextAttemptTag()));
+    const raw: TransportAudio = { data, segmentId: audio.segmentId, attempt, offset: audio.offset, sequence: ++this.#outSequence, format: ready.format, sampleRate: ready.sampleRate, channels: ready.channels, bitDepth: ready.bitDepth };
+    const ledger = this.#ledger;
+    if (!ledger) {
+      if (data.length === 0) return;
+      this.#timings.firstAudioMs ??= performance.now();
+      this.emit('audio', raw);
+      return;
+    }
+    // Unbound: the session's own ledger splices; what it lets through is one unbroken stream, tagged as one attempt.
+    const heard = ledger.segment(audio.segmentId);
+    const offset = heard.emittedBytes;
+    const { chunk, restart } = ledger.accept(raw);
     if (restart) this.emit('discontinuity', { segmentId: audio.segmentId, droppedBytes: restart.droppedBytes });
     if (chunk.data.length === 0) return;
     this.#timings.firstAudioMs ??= performance.now();
-    const out: AudioChunk = { data: chunk.data, segmentId: chunk.segmentId, sequence: ++this.#outSequence, format: chunk.format, sampleRate: chunk.sampleRate, channels: chunk.channels, bitDepth: chunk.bitDepth };
-    this.emit('audio', out);
+    this.emit('audio', { ...chunk, attempt: (this.#splicedTag ??= nextAttemptTag()), offset });
   }
 
   #result(segmentId: string, units: number, audioBytes: number, expectedBytes?: number): RealtimeSegmentResult {

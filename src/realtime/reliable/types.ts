@@ -8,7 +8,8 @@ import type { ClientEvent, ReadyEvent, RequestStatus, ServerEvent, StartRequest 
 import type { BackoffPolicy } from '../../backoff.js';
 import type { OverloadWatch } from '../budgets.js';
 
-import { PartialSegmentPolicy, type SegmentLedger } from '../../splice.js';
+import { PartialSegmentPolicy } from '../../splice.js';
+import type { HeardSegment } from '../../transport.js';
 
 export { PartialSegmentPolicy };
 
@@ -97,7 +98,9 @@ export type MachineInput =
 /**
  * Audio as the machine hands it over, in order: raw bytes of one attempt at
  * a segment (a stream header and bytes the listener already has included),
- * for the listener's ledger (`AudioLedger`) to splice.
+ * for the listener's ledger (`AudioLedger`) to splice. The session passes it
+ * on as a `TransportAudio` (`transport.ts`), the attempt number mapped to a
+ * process-unique tag.
  */
 export interface MachineAudio {
   segmentId: string;
@@ -110,8 +113,8 @@ export interface MachineAudio {
   sequence: number;
 }
 
-/** What the listener has of a segment, as its ledger counts it. */
-export type SegmentAudio = Readonly<Pick<SegmentLedger, 'emittedBytes' | 'audioBytes' | 'headerBytes'>>;
+/** What the listener has of a segment, as the one ledger counts it (`HeardSegment`, `transport.ts`). */
+export type SegmentAudio = HeardSegment;
 
 /** A completed segment as the machine reports it. */
 export interface MachineSegmentResult {

@@ -15,7 +15,7 @@
  */
 import { VoxpipeError } from '../../errors.js';
 import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
-import { buildWavHeader, readWavHeader } from '../../protocol/wav.js';
+import { buildWavHeader, readWavHeader, scanWav } from '../../protocol/wav.js';
 import { id3v2Length, mp3Layout, OPUS_DECODE_RATE, opusLayout, type EncodedLayout } from '../../protocol/audio-probe.js';
 
 export { HttpAudioErrorCode } from '../../protocol/codes.js';
@@ -72,6 +72,27 @@ export function rawPcmLayout(file: AudioFile, fallback: PcmInfo): PcmInfo {
   };
 }
 
+/**
+ * What a whole file says it carries and what of it came, when it says and
+ * came short: a WAV `data` chunk's size against the bytes after it, else
+ * the Content-Length of an identity body (a compressed one states the
+ * compressed size) against the body. Undefined when the file is whole or
+ * states nothing.
+ */
+export function fileShortfall(file: AudioFile): { stated: number; received: number } | undefined {
+  if (isWavFile(file)) {
+    const header = scanWav(file.data);
+    if (header.status === 'header' && header.dataBytes !== undefined) {
+      const received = file.data.length - header.dataOffset;
+      if (received < header.dataBytes) return { stated: header.dataBytes, received };
+    }
+  }
+  const encoding = file.headers?.get('content-encoding')?.trim().toLowerCase();
+  const length = encoding === undefined || encoding === '' || encoding === 'identity' ? headerInt(file.headers, 'content-length') : undefined;
+  if (length !== undefined && file.data.length < length) return { stated: length, received: file.data.length };
+  return undefined;
+}
+
 /** A layout the file's own header announces (`protocol/audio-probe.ts`), as 16-bit PCM. */
 function decodedAs(layout: EncodedLayout | undefined): PcmInfo | undefined {
   return layout && { ...layout, bitDepth: 16 };
@@ -109,6 +130,13 @@ export class SegmentAudioAssembler {
   /** PCM layout of the stream, once a segment was converted. */
   get pcm(): PcmInfo | undefined {
     return this.#pcm;
+  }
+
+  /** Whether converting `file` states the audio bytes it carries (`declaredBytes`: a WAV file with a `data` size, for a pcm or wav stream). */
+  declares(file: AudioFile): boolean {
+    if ((this.format !== 'pcm' && this.format !== 'wav') || !isWavFile(file)) return false;
+    const header = scanWav(file.data);
+    return header.status === 'header' && header.dataBytes !== undefined;
   }
 
   /** The stream bytes of the next segment. */

@@ -5,17 +5,29 @@
  * paced by `pause()`/`resume()`. A failed segment fails the transport: its
  * `send()` and those of every later segment reject with the error, and
  * `pending()` still lists them in order, so a failover can take them over.
+ *
+ * Audio goes out as `TransportAudio` (`transport.ts`): each segment's bytes
+ * are one attempt (a fresh `nextAttemptTag()`), offsets counted from 0 in
+ * that attempt's raw bytes (the stream header included), so the stream's
+ * one ledger splices them after a failover like any other new attempt.
+ *
+ * Every byte accounted for: a file shorter than it states (its WAV `data`
+ * size, the Content-Length of an identity body) is fetched once more (the
+ * sync route replays its stored result under the same `X-Request-Id`, an
+ * async job is recovered, compat generates again); still short, its audio
+ * goes out with the count it states (`expectedBytes`), and the ledger ends
+ * it in `audio_incomplete` (or a failover), never a silent short segment.
  */
 import { randomUUID } from 'node:crypto';
 import { LocalErrorCode } from '../../protocol/codes.js';
 import { EventEmitter } from 'eventemitter3';
-import { AbortError, VoxpipeError } from '../../errors.js';
+import { AbortError, AudioIncompleteError, VoxpipeError } from '../../errors.js';
 import { HttpClient, type RetryInfo } from '../../http/client.js';
 import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
 import { DEFAULT_MODEL } from '../../protocol/constants.js';
 import { countChars, LIMITS, splitByChars } from '../../protocol/limits.js';
-import type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportName, TransportSummary } from '../../transport.js';
-import { SegmentAudioAssembler, splitChunks, type AudioFile } from './http-audio.js';
+import { nextAttemptTag, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportEvents, type TransportName, type TransportSummary } from '../../transport.js';
+import { fileShortfall, SegmentAudioAssembler, splitChunks, type AudioFile } from './http-audio.js';
 
 /** Options every HTTP transport takes. */
 export interface HttpTransportOptions {
@@ -100,6 +112,11 @@ export function splitRequestText(text: string, maxChars: number): string[] {
 }
 
 export const DEFAULT_HTTP_PCM: PcmInfo = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
+
+export const HttpTransportWarning = {
+  /** A file came shorter than it states: fetched once more. */
+  refetched: 'audio_refetched',
+} as const;
 
 export const HttpTransportErrorCode = {
   closed: LocalErrorCode.transportClosed,
@@ -270,8 +287,17 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
         let expectedBytes: number | undefined = 0;
         let units: number | undefined;
         try {
-          const files = await entry.fetched!;
+          let files = await entry.fetched!;
           if (this.#aborted) break;
+          const short = files.map(fileShortfall).find((f) => f !== undefined);
+          if (short) {
+            this.emit('warning', { code: HttpTransportWarning.refetched, message: `segment ${entry.segment.segmentId}: a file of ${short.received} of its stated ${short.stated} bytes; fetching it once more` });
+            files = await this.#fetchParts(entry.segment, entry.controller.signal);
+            if (this.#aborted) break;
+            this.#checkWhole(entry.segment.segmentId, files);
+          }
+          const attempt = nextAttemptTag();
+          let offset = 0;
           let quotaRemaining: number | undefined;
           for (const fetched of files) {
             if (fetched.units !== undefined) units = (units ?? 0) + fetched.units;
@@ -282,7 +308,8 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
             for (const data of splitChunks(converted.data, this.#chunkBytes, frame)) {
               while (this.#paused && !this.#aborted) await new Promise<void>((resolve) => this.#resumeWaiters.push(resolve));
               if (this.#aborted) break;
-              this.emit('audio', { data, segmentId: entry.segment.segmentId, sequence: ++this.#sequence, format: this.options.format, ...converted.pcm });
+              this.emit('audio', { data, segmentId: entry.segment.segmentId, attempt, offset, sequence: ++this.#sequence, format: this.options.format, ...converted.pcm });
+              offset += data.length;
               audioBytes += data.length;
             }
             if (this.#aborted) break;
@@ -306,6 +333,20 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
     } finally {
       this.#pumping = false;
       this.#wakeIdle();
+    }
+  }
+
+  /**
+   * Files fetched again after a short one: a WAV file says its own count,
+   * which goes to the ledger as the segment's `expectedBytes`; any other
+   * file still short of its Content-Length cannot be reconciled later.
+   */
+  #checkWhole(segmentId: string, files: FetchedSegment[]): void {
+    for (const file of files) {
+      const short = fileShortfall(file);
+      if (short && this.#assembler.declares(file) === false) {
+        throw new AudioIncompleteError(segmentId, short.stated, short.received, { requestId: this.requestId, retryable: true, why: 'its file came short twice' });
+      }
     }
   }
 
