@@ -104,13 +104,6 @@ export interface TransportAudio extends AudioChunk {
   offset: number;
 }
 
-/**
- * Audio of a transport that does not tag it yet (an untagged chunk continues
- * the segment's current attempt, its offset unchecked). Transitional: the
- * simple session adopts `TransportAudio` (issue 24); then this goes.
- */
-export type UntaggedAudio = AudioChunk & { attempt?: undefined; offset?: undefined };
-
 let attemptTags = 0;
 
 /** A new attempt tag, unique in the process (so two transports never share one). */
@@ -135,7 +128,7 @@ export interface HeardAudio {
 export interface TransportEvents {
   ready: (info: ReadyInfo) => void;
   /** Raw tagged audio of each attempt at a segment, in order (see `TransportAudio`). */
-  audio: (chunk: TransportAudio | UntaggedAudio) => void;
+  audio: (chunk: TransportAudio) => void;
   'segment-accepted': (segmentId: string) => void;
   'segment-completed': (result: SegmentResult) => void;
   usage: (usage: UsageInfo) => void;

@@ -22,10 +22,9 @@
 import { performance } from 'node:perf_hooks';
 import { EventEmitter } from 'eventemitter3';
 import { AbortError, VoxpipeError } from '../errors.js';
-import type { AudioChunk } from '../protocol/audio.js';
 import { ErrorCode } from '../protocol/constants.js';
 import type { ServerEvent, StartRequest } from '../protocol/events.js';
-import { TransportName, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportEvents, type TransportSummary } from '../transport.js';
+import { nextAttemptTag, TransportName, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportAudio, type TransportEvents, type TransportSummary } from '../transport.js';
 import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection } from './connection.js';
 import { asVoxpipeError, readyInfoFrom, waiter, type Waiter, linkAbortSignal, MachineTimers } from './session-util.js';
 import type { SessionTimings } from './waterfall.js';
@@ -85,6 +84,8 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   readonly #timers = new MachineTimers<SimpleTimerId>((id) => this.#machine.handle({ type: 'timer', id }));
   #connection: RealtimeConnection | undefined;
   #ready: ReadyInfo | undefined;
+  /** The tag of the request's one attempt, taken at its first audio. */
+  #attempt: number | undefined;
   #paused = false;
   /** One waiter per `send()`, in order (the machine settles the parts in order). */
   readonly #sendWaiters: Waiter<SegmentResult>[] = [];
@@ -237,9 +238,12 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
     const ready = this.#ready;
     if (!ready) return;
     this.#timings.firstAudioMs ??= performance.now();
-    const chunk: AudioChunk = {
+    const chunk: TransportAudio = {
       data: Buffer.from(audio.data.buffer, audio.data.byteOffset, audio.data.byteLength),
       segmentId: audio.segmentId,
+      // One attempt per request in simple mode (no resume); its tag is unique in the process.
+      attempt: (this.#attempt ??= nextAttemptTag()),
+      offset: audio.offset,
       sequence: audio.sequence,
       format: ready.format,
       sampleRate: ready.sampleRate,

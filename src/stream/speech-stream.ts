@@ -32,7 +32,7 @@ import { AbortError, VoxpipeError } from '../errors.js';
 import { CodeKind, LocalErrorCode } from '../protocol/codes.js';
 import { pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
 import { wavHeaderLength } from '../protocol/wav.js';
-import type { ReadyInfo, SegmentResult, SegmentTransport, TransportAudio, TransportName, TransportSummary, UntaggedAudio, UsageInfo } from '../transport.js';
+import type { ReadyInfo, SegmentResult, SegmentTransport, TransportAudio, TransportName, TransportSummary, UsageInfo } from '../transport.js';
 import { AudioLedger, type LedgerEntry, type SegmentLedger } from '../splice.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
 import { estimateWordTimings, heardAtWord, pcmSamples, type WordTiming } from './word-timing.js';
@@ -535,9 +535,9 @@ export class SpeechStream extends Duplex {
    * `ready` announced before it, for `info`, `summary().ready` and so for a
    * file's header).
    */
-  #onAudio(chunk: TransportAudio | UntaggedAudio): void {
+  #onAudio(chunk: TransportAudio): void {
     if (this.#interrupted || this.#fatal) return;
-    let entry: LedgerEntry<TransportAudio | UntaggedAudio>;
+    let entry: LedgerEntry<TransportAudio>;
     try {
       entry = this.#ledger.accept(chunk);
     } catch (err) {

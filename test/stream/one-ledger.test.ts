@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../../src/server/index.js';
 import { SpeechStream } from '../../src/stream/speech-stream.js';
 import type { AudioFormat } from '../../src/protocol/audio.js';
-import type { TransportAudio, UntaggedAudio } from '../../src/transport.js';
+import type { TransportAudio } from '../../src/transport.js';
 import { REQUEST, session, startTestServer } from '../realtime/fixtures.js';
 
 const TEXT = 'The quick brown fox jumps over the lazy dog near the river bank. Pack my box with five dozen liquor jugs, said the sailor, twice.';
@@ -22,7 +22,7 @@ afterAll(() => server.close());
 
 async function speak(format: AudioFormat) {
   const transport = session(server, { request: { ...REQUEST, format } });
-  const raw: (TransportAudio | UntaggedAudio)[] = [];
+  const raw: TransportAudio[] = [];
   let sessionDiscontinuities = 0;
   transport.on('audio', (c) => raw.push(c));
   transport.on('discontinuity', () => sessionDiscontinuities++);
