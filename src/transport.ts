@@ -9,7 +9,6 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { AudioChunk, AudioFormat, PcmInfo } from './protocol/audio.js';
 import type { VoxpipeError } from './errors.js';
-import type { SegmentLedger } from './splice.js';
 
 /** What `transport` of a speech stream may name: realtime, the HTTP routes, or `auto` (realtime failing over to sync HTTP). */
 export const TRANSPORT_CHOICES = ['auto', 'realtime', 'sync', 'async', 'compat'] as const;
@@ -111,8 +110,15 @@ export function nextAttemptTag(): number {
   return ++attemptTags;
 }
 
-/** What the listener has of a segment, as the stream's one ledger counts it. */
-export type HeardSegment = Readonly<Pick<SegmentLedger, 'emittedBytes' | 'audioBytes' | 'headerBytes'>>;
+/** What the listener has of a segment, as the stream's one ledger (`SegmentLedger`, splice.ts, which lies above this contract) counts it. */
+export interface HeardSegment {
+  /** Every byte the listener got for the segment: the stream header and `restart` repeats included. */
+  readonly emittedBytes: number;
+  /** Audio bytes the listener has of the segment since its last restart (no header). */
+  readonly audioBytes: number;
+  /** Length of the stream header the current attempt began with (0: none). */
+  readonly headerBytes: number;
+}
 
 /**
  * The stream's ledger as a transport may read it: a transport that must
