@@ -13,7 +13,7 @@ import type { ServerEvent } from '../../src/protocol/events.js';
 import type { ReliableSession } from '../../src/realtime/reliable/session.js';
 import type { ReferenceServer } from '../../src/server/index.js';
 import type { SegmentInput } from '../../src/transport.js';
-import { FRAMES_MERGED, withoutNumberingNotes } from '../helpers/dialect.js';
+import { FRAMES_MERGED, SKIPPING_NUMBERING, withoutNumberingNotes } from '../helpers/dialect.js';
 import { startCuttingProxy, type CutPlan } from './cutting-proxy.js';
 import { API_KEY, REQUEST, run, SEGMENTS, session, startTestServer, USER_ID, type RunResult } from './fixtures.js';
 
@@ -173,7 +173,16 @@ describe('resume with fault injection', () => {
     s.on('segment-completed', (x) => completed.push(x.segmentId));
     s.once('retry', () => (atCut = { heard: new Map(heard), completed: [...completed] }));
     const r = await run(s, SHORT);
-    expect(atCut).toEqual({ heard: new Map([['short-1', bytesOf.get('short-1')]]), completed: [] });
+    if (SKIPPING_NUMBERING) {
+      // Numbering that skips at random: the frames after a missing sequence
+      // wait in the reorder window (src/realtime/sequence-window.ts) until it
+      // fills or the segment completes, so at the cut some of short-1 may
+      // not be heard yet; the cut drops them and the resume brings them
+      // again, byte for byte (expectResumedCleanly).
+      expect(atCut?.completed).toEqual([]);
+      expect([...atCut!.heard.keys()].filter((id) => id !== 'short-1')).toEqual([]);
+      expect(atCut!.heard.get('short-1') ?? 0).toBeLessThanOrEqual(bytesOf.get('short-1')!);
+    } else expect(atCut).toEqual({ heard: new Map([['short-1', bytesOf.get('short-1')]]), completed: [] });
     await expectResumedCleanly(r, referenceShort, SHORT, before, reads);
   });
 
@@ -218,8 +227,10 @@ describe('resume with fault injection', () => {
     const s = session(server);
     const reads = spyOnReads(s.requestId);
     const before = quota();
-    // One fault per connection: each new connection counts its frames from 0.
-    server.faults.set({ realtimeDrop: { afterAudioFrames: 9, times: 3 } });
+    // One fault per connection: each new connection counts its frames from 0
+    // (wire frames: a deployment that merges 8 sends a request's audio in a
+    // few of them, and 9 would leave the third connection nothing to cut).
+    server.faults.set({ realtimeDrop: { afterAudioFrames: Math.ceil(9 / FRAMES_MERGED), times: 3 } });
     const r = await run(s);
     await expectResumedCleanly(r, reference, SEGMENTS, before, reads);
     expect(r.summary.resumed).toBeGreaterThanOrEqual(3);
