@@ -118,6 +118,10 @@ export class SequenceWindow<T> {
     const release = this.#releaseRun();
     const gaps: SequenceGap[] = [];
     while (this.#held.size > this.#windowFrames) {
+      if (this.#startsAtLowest()) {
+        release.push(...this.#releaseRun());
+        continue;
+      }
       gaps.push(this.#skipToLowest());
       release.push(...this.#releaseRun());
       this.#windowFrames = 0;
@@ -136,6 +140,10 @@ export class SequenceWindow<T> {
     const release: T[] = this.#releaseRun();
     const gaps: SequenceGap[] = [];
     while (this.#held.size > 0) {
+      if (this.#startsAtLowest()) {
+        release.push(...this.#releaseRun());
+        continue;
+      }
       gaps.push(this.#skipToLowest());
       release.push(...this.#releaseRun());
     }
@@ -208,6 +216,17 @@ export class SequenceWindow<T> {
   #holdsBelow(sequence: number): boolean {
     for (const held of this.#held.keys()) if (held < sequence) return true;
     return false;
+  }
+
+  /**
+   * Nothing released yet and the frames held must go: the numbering starts
+   * at the lowest of them, later than guessed (spec 6 leaves the start
+   * open: from 7, say). That is where it starts, not a gap it skipped.
+   */
+  #startsAtLowest(): boolean {
+    if (this.#released || this.#held.size === 0) return false;
+    this.#next = Math.min(...this.#held.keys());
+    return true;
   }
 
   #skipToLowest(): SequenceGap {

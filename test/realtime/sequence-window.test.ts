@@ -47,6 +47,16 @@ describe('SequenceWindow', () => {
     expect(feed(new SequenceWindow(4), [1000, 1001, 1002])).toEqual({ out: [1000, 1001, 1002], gaps: [], dupes: [] });
   });
 
+  it('a numbering that starts a little later than guessed (from 7, within the window) starts there: no gap named (drawn seed b885e767)', () => {
+    const w = new SequenceWindow<string>(4);
+    expect(feed(w, [7, 8, 9, 10, 11, 12])).toEqual({ out: [7, 8, 9, 10, 11, 12], gaps: [], dupes: [] });
+    const short = new SequenceWindow<string>(16);
+    feed(short, [5, 6, 7]);
+    expect(short.drain()).toEqual({ release: ['f5', 'f6', 'f7'], duplicate: false, gaps: [] });
+    // Once the start is known, a sequence skipped after it is a gap.
+    expect(feed(new SequenceWindow<string>(2), [7, 8, 9, 10, 12, 13, 14])).toEqual({ out: [7, 8, 9, 10, 12, 13, 14], gaps: ['11'], dupes: [] });
+  });
+
   it('a frame never seen that comes after a later one was released is late, not a repeat', () => {
     const w = new SequenceWindow<string>(2);
     expect(feed(w, [1, 3, 4, 5, 2])).toEqual({ out: [1, 3, 4, 5], gaps: ['2'], dupes: [], late: [2] });
