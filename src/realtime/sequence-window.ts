@@ -118,6 +118,10 @@ export class SequenceWindow<T> {
     const release = this.#releaseRun();
     const gaps: SequenceGap[] = [];
     while (this.#held.size > this.#windowFrames) {
+      if (this.#startsAtLowest()) {
+        release.push(...this.#releaseRun());
+        continue;
+      }
       gaps.push(this.#skipToLowest());
       release.push(...this.#releaseRun());
       this.#windowFrames = 0;
@@ -136,6 +140,10 @@ export class SequenceWindow<T> {
     const release: T[] = this.#releaseRun();
     const gaps: SequenceGap[] = [];
     while (this.#held.size > 0) {
+      if (this.#startsAtLowest()) {
+        release.push(...this.#releaseRun());
+        continue;
+      }
       gaps.push(this.#skipToLowest());
       release.push(...this.#releaseRun());
     }
@@ -193,7 +201,32 @@ export class SequenceWindow<T> {
       this.#next += this.#step;
       this.#released = true;
       out.push(item as T);
+      if (this.#step > 1 && this.#holdsBelow(this.#next)) {
+        // A frame held between two steps: the numbering was not stepped after
+        // all. Count by one from here, so that frame comes out in its place
+        // and nothing is released past a lower one (nothing held from now on).
+        this.#step = 1;
+        this.#windowFrames = 0;
+        this.#next = this.#lastReleased + 1;
+      }
     }
+  }
+
+  /** Whether a frame below `sequence` is held. */
+  #holdsBelow(sequence: number): boolean {
+    for (const held of this.#held.keys()) if (held < sequence) return true;
+    return false;
+  }
+
+  /**
+   * Nothing released yet and the frames held must go: the numbering starts
+   * at the lowest of them, later than guessed (spec 6 leaves the start
+   * open: from 7, say). That is where it starts, not a gap it skipped.
+   */
+  #startsAtLowest(): boolean {
+    if (this.#released || this.#held.size === 0) return false;
+    this.#next = Math.min(...this.#held.keys());
+    return true;
   }
 
   #skipToLowest(): SequenceGap {
@@ -269,11 +302,13 @@ export class AudioOrder<T> {
   /** Apply a window operation, keeping the held count and what it says of the numbering. */
   #track(window: SequenceWindow<T>, run: () => SequenceVerdict<T>): SequenceVerdict<T> {
     const before = window.held;
+    const stepBefore = window.step;
     const verdict = run();
     this.#held += window.held - before;
     if (verdict.duplicate) this.#repeats++;
     if (verdict.gaps.length > 0) this.#skips = true;
-    if (window.step > 1) this.#step = window.step;
+    // A step learnt carries to the next segments; one found broken (a frame between two steps) does not.
+    if (window.step !== stepBefore) this.#step = window.step;
     this.#segmentStart ??= window.firstReleased;
     return verdict;
   }

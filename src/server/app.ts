@@ -12,7 +12,7 @@ import { supportedFormats } from './audio/encoder.js';
 import { newId, stderrLog, type ServerContext, type ServerLog, type ServerUrls } from './context.js';
 import { createDemoModule } from './demo/index.js';
 import { dialectOf, type DialectName } from './dialect.js';
-import { dialectReply, errorReply, writeDialectReply } from './dialect-http.js';
+import { dialectReply, errorReply, startForeignHost, writeDialectReply, type ForeignHost } from './dialect-http.js';
 import { resampledEngine } from './engines/resampled.js';
 import { Faults, type FaultPlan } from './faults.js';
 import { authenticate } from './http/auth.js';
@@ -295,11 +295,22 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
   const hostPart = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   const rootUrl = `http://${hostPart}:${port}`;
   Object.assign(ctx.urls, { rootUrl, baseUrl: `${rootUrl}/api/open/v1`, wsUrl: `ws://${hostPart}:${port}`, rtHttpUrl: rootUrl });
+  // A drawn dialect may redirect signed files to another origin: a second listener (dialect-http.ts).
+  const foreign: ForeignHost | undefined =
+    dialect.wire.redirectHost === 'other'
+      ? await startForeignHost(
+          dialect.wire,
+          host,
+          (req, res) => void handle(req, res),
+          (req, res) => writeError(ctx, req, res, newId('req'), new HttpError(403, ApiErrorCode.forbidden, 'an Authorization header was sent to another origin than the service (this host serves signed URLs only)')),
+        )
+      : undefined;
 
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closed ??= (async () => {
       for (const m of modules) await m.close?.();
+      await foreign?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -3,12 +3,14 @@
  * writes replies and errors through here): error bodies and their content
  * types, redirect status and Location form, `Retry-After` as seconds or a
  * date, the Content-Type of wav and pcm audio, WAV files with extra chunks
- * before `data`, unknown fields on JSON bodies, gzip and chunked transfer.
+ * before `data`, unknown fields on JSON bodies, gzip and chunked transfer,
+ * and redirects to another origin (`startForeignHost`).
  * Routes keep answering in our own shapes; a preset changes nothing here.
  */
 import { gzipSync } from 'node:zlib';
+import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { STATUS_CODES } from 'node:http';
+import { createServer, STATUS_CODES } from 'node:http';
 import { HEADERS } from '../protocol/rest.js';
 import type { Dialect, WireStyle } from './dialect.js';
 import { pick, rng, UNKNOWN_NAMES, type Rng } from './dialect-random.js';
@@ -42,7 +44,12 @@ export function dialectReply(wire: WireStyle, reply: Reply): Reply {
   const location = headerOf(headers, 'location');
   if (status !== undefined && status >= 300 && status < 400 && location !== undefined) {
     status = wire.redirectStatus;
-    if (wire.redirectLocation === 'root-relative') {
+    const foreign = foreignOrigins.get(wire);
+    if (foreign !== undefined) {
+      // Another origin: the Location is absolute by necessity.
+      const url = new URL(String(location));
+      setHeader(headers, 'location', `${foreign}${url.pathname}${url.search}`);
+    } else if (wire.redirectLocation === 'root-relative') {
       const url = new URL(String(location));
       setHeader(headers, 'location', `${url.pathname}${url.search}`);
     }
@@ -67,6 +74,56 @@ export function dialectReply(wire: WireStyle, reply: Reply): Reply {
     json = { ...(json as Record<string, unknown>), [pick(r, UNKNOWN_NAMES.fields)]: unknownJson(r) };
   }
   return { ...reply, ...(status !== undefined ? { status } : {}), headers, ...(json !== undefined ? { json } : {}), ...(body !== undefined ? { body } : {}) };
+}
+
+/** The other origin of each wire whose redirects go there (`startForeignHost`). */
+const foreignOrigins = new WeakMap<WireStyle, string>();
+
+/** Another origin of a server: `origin` to redirect to, `close()` to stop it. */
+export interface ForeignHost {
+  origin: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Where a dialect draws redirects to another host (`redirectHost: 'other'`):
+ * a second listener on `host`, another port (another origin, as a CDN or a
+ * storage bucket would be), that `serve`s the same routes, so a signed URL
+ * works there without a key. A request that brings an `Authorization` header
+ * is `refuse`d: the key was sent to an origin that is not the service's
+ * (spec 5: the key goes to the service only; src/http/client.ts sends it to
+ * the service's origins alone). Redirects of `wire` point there from then on.
+ */
+export async function startForeignHost(
+  wire: WireStyle,
+  host: string,
+  serve: (req: IncomingMessage, res: ServerResponse) => void,
+  refuse: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<ForeignHost> {
+  const server = createServer((req, res) => {
+    if (req.headers.authorization !== undefined) refuse(req, res);
+    else serve(req, res);
+  });
+  server.keepAliveTimeout = 5_000; // 5 s, as the main listener
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port: 0, host }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const hostPart = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  const origin = `http://${hostPart}:${(server.address() as AddressInfo).port}`;
+  foreignOrigins.set(wire, origin);
+  return {
+    origin,
+    close: () =>
+      new Promise<void>((resolve) => {
+        foreignOrigins.delete(wire);
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 function unknownJson(r: Rng): unknown {

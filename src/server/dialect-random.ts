@@ -111,6 +111,12 @@ export interface HttpDraw {
   errorContentType: 'json' | 'problem' | 'text' | 'html-500';
   redirectStatus: 301 | 302 | 307 | 308;
   redirectLocation: 'absolute' | 'root-relative';
+  /**
+   * Where a redirect to a signed file points: this server, or another origin
+   * (a second listener on another port, as a CDN would be) that serves the
+   * signed files without a key and refuses a request that brings one.
+   */
+  redirectHost: 'same' | 'other';
   retryAfter: 'seconds' | 'date';
   wavContentType: string;
   /** How a pcm body states its layout: our `x-*` headers, an `audio/L16` Content-Type alone, or both. */
@@ -156,6 +162,7 @@ export const REFERENCE_HTTP: HttpDraw = {
   errorContentType: 'json',
   redirectStatus: 302,
   redirectLocation: 'absolute',
+  redirectHost: 'same',
   retryAfter: 'seconds',
   wavContentType: 'audio/wav',
   pcmStatement: 'headers',
@@ -278,6 +285,8 @@ function drawHttp(seed: string, on: (p: RandomPoint) => boolean): HttpDraw {
     const e = r('redirects');
     d.redirectStatus = pick(e, [301, 302, 307, 308] as const);
     d.redirectLocation = pick(e, ['absolute', 'root-relative'] as const);
+    // Drawn after the others, so the seeds drawn before it keep their status and form.
+    d.redirectHost = pick(e, ['same', 'other'] as const);
   }
   if (on('retryAfter')) d.retryAfter = pick(r('retryAfter'), ['seconds', 'date'] as const);
   if (on('contentTypes')) {
@@ -342,7 +351,7 @@ export function describeDraw(name: string, draw: RandomDraw): string {
     `envelope event_id ${rt.envelope.event_id}, trace_id ${rt.envelope.trace_id}, timestamp ${rt.envelope.timestamp} as ${rt.timestamps}`,
     `audio sequence from ${rt.sequence.start} per ${rt.sequence.scope} step ${rt.sequence.step}; frames ${frames}; pcm rate ${rt.sampleRate ?? 'engine'}`,
     `unknown events ${rt.unknownEvents}, unknown fields ${rt.unknownFields}; close after finish ${rt.normalClose}; jitter ${rt.jitter.maxMs} ms on ${rt.jitter.share}`,
-    `http: errors ${h.errorBody}/${h.errorContentType}; redirects ${h.redirectStatus} ${h.redirectLocation}; Retry-After ${h.retryAfter}; wav ${h.wavContentType}; pcm layout by ${h.pcmStatement}`,
+    `http: errors ${h.errorBody}/${h.errorContentType}; redirects ${h.redirectStatus} ${h.redirectHost === 'other' ? 'absolute to another origin' : h.redirectLocation}; Retry-After ${h.retryAfter}; wav ${h.wavContentType}; pcm layout by ${h.pcmStatement}`,
     `gzip ${h.gzip}, chunked ${h.chunked}; wav chunks [${h.wavChunks.join(',')}]; voices ${h.paging} (pages of at most ${h.maxPageSize}); jobs ${h.jobShape}; capabilities ${h.capabilities}; ticket field ${h.ticketField}; manifest ${h.manifest}`,
   ].join('; ');
 }

@@ -43,7 +43,7 @@ export type JobShape = 'envelope' | 'flat' | 'minimal';
 export type { RealtimeRewriter } from './dialect-realtime.js';
 
 /** The HTTP choices beyond the route views: errors, redirects, headers, encodings, WAV chunks. */
-export type WireStyle = Pick<HttpDraw, 'errorContentType' | 'redirectStatus' | 'redirectLocation' | 'retryAfter' | 'wavContentType' | 'pcmStatement' | 'gzip' | 'chunked' | 'wavChunks' | 'maxPageSize'> & {
+export type WireStyle = Pick<HttpDraw, 'errorContentType' | 'redirectStatus' | 'redirectLocation' | 'redirectHost' | 'retryAfter' | 'wavContentType' | 'pcmStatement' | 'gzip' | 'chunked' | 'wavChunks' | 'maxPageSize'> & {
   /** Chance of unknown fields on a JSON body (0: none). */
   unknownFields: number;
   /** Seed of the per-response draws (which unknown fields); empty for a preset, whose wire is ours. */
@@ -118,6 +118,7 @@ const REFERENCE_WIRE: WireStyle = {
   errorContentType: REFERENCE_HTTP.errorContentType,
   redirectStatus: REFERENCE_HTTP.redirectStatus,
   redirectLocation: REFERENCE_HTTP.redirectLocation,
+  redirectHost: REFERENCE_HTTP.redirectHost,
   retryAfter: REFERENCE_HTTP.retryAfter,
   wavContentType: REFERENCE_HTTP.wavContentType,
   pcmStatement: REFERENCE_HTTP.pcmStatement,
@@ -157,6 +158,7 @@ function randomDialect(name: `random:${string}`): Dialect {
       errorContentType: h.errorContentType,
       redirectStatus: h.redirectStatus,
       redirectLocation: h.redirectLocation,
+      redirectHost: h.redirectHost,
       retryAfter: h.retryAfter,
       wavContentType: h.wavContentType,
       pcmStatement: h.pcmStatement,
