@@ -25,6 +25,13 @@ import { gzipSync } from 'node:zlib';
 export const BUDGET_GZIP_BYTES = { voxpipe: 30 * 1024, 'pcm-worklet': 4 * 1024 };
 /** Packages that must never reach a browser bundle. */
 export const FORBIDDEN_PACKAGES = ['zod'];
+/**
+ * Source modules whose code must never reach a browser bundle (the module may
+ * sit in the import graph with nothing of it bundled): the encoded-stream
+ * probes are for the Node ledger's layout check (`AudioLedger`); the browser
+ * session keeps a `SpliceLedger` and takes the layout from `ready`.
+ */
+export const FORBIDDEN_MODULES = ['src/protocol/audio-probe.ts'];
 export const ENTRY_POINTS = { voxpipe: 'src/browser/index.ts', 'pcm-worklet': 'src/browser/pcm-worklet.ts' };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -61,6 +68,9 @@ export function checkBundles(metafile, budgets = BUDGET_GZIP_BYTES) {
     rows.push({ file, bytes, gzip, budget });
     if (budget === undefined) problems.push(`${file} has no size budget in scripts/build-browser.mjs`);
     else if (gzip > budget) problems.push(`${file} is ${gzip} bytes gzipped, over its budget of ${budget}`);
+    for (const module of FORBIDDEN_MODULES) {
+      if ((inputs[module]?.bytesInOutput ?? 0) > 0) problems.push(`${file} carries ${module} (${inputs[module].bytesInOutput} bytes): the browser path must not reach it`);
+    }
     for (const pkg of FORBIDDEN_PACKAGES) {
       const carried = Object.keys(inputs).filter((input) => input.includes(`node_modules/${pkg}/`));
       if (carried.length > 0) {
