@@ -7,9 +7,10 @@
  * Size budget (issue 29): the browser entry bundles only the browser path
  * (the machine, the tolerant reader, the codec, the player). Each bundle's
  * gzipped size is printed, and the build fails when one exceeds its budget
- * or carries a package the browser must not (the schema library: the client
- * reads frames through protocol/wire.ts, never the zod schemas of
- * protocol/codec.ts and protocol/events.ts).
+ * or carries a package or module the browser must not (`FORBIDDEN_PACKAGES`,
+ * `FORBIDDEN_MODULES`: the schema library, for one; the client reads frames
+ * through protocol/wire.ts, never the zod schemas of protocol/codec.ts and
+ * protocol/events.ts).
  * `node scripts/build-browser.mjs --analyze` prints what pulls what;
  * `--entry FILE --outdir DIR` checks another client entry in another folder
  * (test/package/browser-bundle.test.ts shows the check failing that way).
@@ -23,8 +24,18 @@ import { gzipSync } from 'node:zlib';
 
 /** Gzipped bytes allowed per bundle, by entry name (issue 29's goal: under 30 KiB for the client). */
 export const BUDGET_GZIP_BYTES = { voxpipe: 30 * 1024, 'pcm-worklet': 4 * 1024 };
-/** Packages that must never reach a browser bundle. */
-export const FORBIDDEN_PACKAGES = ['zod'];
+/** Packages that must never reach a browser bundle, and why. */
+export const FORBIDDEN_PACKAGES = {
+  zod: 'the client imports protocol/wire.ts, not values of protocol/codec.ts or protocol/events.ts',
+  eventemitter3: 'BrowserSpeech emits through src/browser/emitter.ts (eventemitter3 is CommonJS: 1.1 KiB gzipped with its interop)',
+};
+/**
+ * Source modules whose code must never reach a browser bundle (the module may
+ * sit in the import graph with nothing of it bundled): the encoded-stream
+ * probes are for the Node ledger's layout check (`AudioLedger`); the browser
+ * session keeps a `SpliceLedger` and takes the layout from `ready`.
+ */
+export const FORBIDDEN_MODULES = ['src/protocol/audio-probe.ts'];
 export const ENTRY_POINTS = { voxpipe: 'src/browser/index.ts', 'pcm-worklet': 'src/browser/pcm-worklet.ts' };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -61,11 +72,12 @@ export function checkBundles(metafile, budgets = BUDGET_GZIP_BYTES) {
     rows.push({ file, bytes, gzip, budget });
     if (budget === undefined) problems.push(`${file} has no size budget in scripts/build-browser.mjs`);
     else if (gzip > budget) problems.push(`${file} is ${gzip} bytes gzipped, over its budget of ${budget}`);
-    for (const pkg of FORBIDDEN_PACKAGES) {
+    for (const module of FORBIDDEN_MODULES) {
+      if ((inputs[module]?.bytesInOutput ?? 0) > 0) problems.push(`${file} carries ${module} (${inputs[module].bytesInOutput} bytes): the browser path must not reach it`);
+    }
+    for (const [pkg, why] of Object.entries(FORBIDDEN_PACKAGES)) {
       const carried = Object.keys(inputs).filter((input) => input.includes(`node_modules/${pkg}/`));
-      if (carried.length > 0) {
-        problems.push(`${file} carries ${pkg} (${carried.length} modules, e.g. ${carried[0]}): the client imports protocol/wire.ts, not values of protocol/codec.ts or protocol/events.ts`);
-      }
+      if (carried.length > 0) problems.push(`${file} carries ${pkg} (${carried.length} modules, e.g. ${carried[0]}): ${why}`);
     }
   }
   return { rows, problems };

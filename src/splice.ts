@@ -38,7 +38,7 @@
  * (dropped, counted), one beyond it a hole (`audio_incomplete`).
  */
 import { AudioIncompleteError, VoxpipeError } from './errors.js';
-import { type AudioFormat, type PcmInfo } from './protocol/audio.js';
+import type { AudioFormat, PcmInfo } from './protocol/audio.js';
 import { probeEncodedLayout } from './protocol/audio-probe.js';
 import { HttpAudioErrorCode } from './protocol/codes.js';
 import { wavHeaderLength } from './protocol/wav.js';
@@ -159,34 +159,35 @@ export interface LedgerEntry<C extends LedgerChunk = LedgerChunk> {
   layout?: PcmInfo;
 }
 
-export interface AudioLedgerOptions {
+export interface SpliceLedgerOptions {
   /** Overrides the format's default (`defaultPartialPolicy`). */
   policy?: PartialSegmentPolicy;
+}
+
+export interface AudioLedgerOptions extends SpliceLedgerOptions {
   /** Decide the layout from the first audio and hold later PCM to it; default true. */
   layout?: boolean;
 }
 
-export class AudioLedger {
+/**
+ * The ledger without the layout check (`AudioLedger` adds it): for a session
+ * that takes the layout from `ready` and never reads a stream's own header
+ * for it. The browser session keeps this one, so the browser bundle carries
+ * no encoded-stream probes (`protocol/audio-probe.ts`; issue 29's budget).
+ */
+export class SpliceLedger {
   readonly #segments = new Map<string, SegmentLedger>();
   readonly #policy: PartialSegmentPolicy | undefined;
-  readonly #checkLayout: boolean;
   /** Bytes emitted over the whole stream. */
   #bytes = 0;
-  #layout: PcmInfo | undefined;
 
-  constructor(options: AudioLedgerOptions = {}) {
+  constructor(options: SpliceLedgerOptions = {}) {
     this.#policy = options.policy;
-    this.#checkLayout = options.layout ?? true;
   }
 
   /** Bytes emitted over the whole stream (header included). */
   get bytes(): number {
     return this.#bytes;
-  }
-
-  /** The layout the audio stated, once the first audio came. */
-  get layout(): PcmInfo | undefined {
-    return this.#layout;
   }
 
   /** The segment's ledger (made at its first mention). */
@@ -222,7 +223,7 @@ export class AudioLedger {
       s.repeatedBytes += chunk.data.length - data.length;
       chunk = { ...chunk, data, offset: have };
     }
-    const layout = this.#checkLayout ? this.#decideLayout(chunk) : undefined;
+    const layout = this.decideLayout(chunk);
     // The stream's header comes with the stream's first audio; one a later
     // attempt or transport brings is not audio of the segment.
     let header = 0;
@@ -250,9 +251,30 @@ export class AudioLedger {
     this.segment(segmentId).deliveredBytes += bytes;
   }
 
+  /** The layout this chunk decided, if any (none here: `AudioLedger` decides it); it may throw to refuse the chunk. */
+  protected decideLayout(_chunk: LedgerChunk): PcmInfo | undefined {
+    return undefined;
+  }
+}
+
+/** The audio ledger: `SpliceLedger` and the stream's layout, decided by its first audio (probed from the bytes of an encoded stream). */
+export class AudioLedger extends SpliceLedger {
+  readonly #checkLayout: boolean;
+  #layout: PcmInfo | undefined;
+
+  constructor(options: AudioLedgerOptions = {}) {
+    super(options);
+    this.#checkLayout = options.layout ?? true;
+  }
+
+  /** The layout the audio stated, once the first audio came. */
+  get layout(): PcmInfo | undefined {
+    return this.#layout;
+  }
+
   /** The first audio states the layout; a later PCM chunk must keep it. Returns the layout when this chunk decided it. */
-  #decideLayout(chunk: LedgerChunk): PcmInfo | undefined {
-    if (chunk.data.length === 0) return undefined;
+  protected override decideLayout(chunk: LedgerChunk): PcmInfo | undefined {
+    if (!this.#checkLayout || chunk.data.length === 0) return undefined;
     const pcm = chunk.format === 'pcm' || chunk.format === 'wav';
     const decided = this.#layout;
     if (decided) {

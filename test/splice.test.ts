@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { AudioIncompleteError } from '../src/errors.js';
 import { buildWavHeader, WAV_UNKNOWN_SIZE } from '../src/sinks/wav-header.js';
-import { AudioLedger, defaultPartialPolicy, PartialSegmentPolicy, splice } from '../src/splice.js';
+import { AudioLedger, defaultPartialPolicy, PartialSegmentPolicy, splice, SpliceLedger } from '../src/splice.js';
 
 const bytes = (...values: number[]) => Uint8Array.from(values);
 
@@ -124,6 +124,21 @@ describe('AudioLedger: raw bytes tagged with attempt and offset (issue 24)', () 
     out.push(ledger.accept(wav(2, header.length + 2, Buffer.from([3, 4, 5, 6]))).chunk.data);
     expect(Buffer.concat(out)).toEqual(Buffer.concat([header, Buffer.from([1, 2, 3, 4, 5, 6])]));
     expect(ledger.segment('s').audioBytes).toBe(6);
+  });
+
+  it('the layout: AudioLedger takes it from the first audio (an mp3 frame header read) and refuses PCM that changes it; SpliceLedger (the browser\'s) splices alike and decides none', () => {
+    const mp3 = { data: Buffer.from([0xff, 0xfb, 0x90, 0xc4, 0, 0]), segmentId: 'm', format: 'mp3' as const, sampleRate: 24_000, channels: 2, bitDepth: 16 };
+    expect(new AudioLedger().accept(mp3).layout).toEqual({ sampleRate: 44_100, channels: 1, bitDepth: 16 });
+    const full = new AudioLedger();
+    const plain = new SpliceLedger();
+    expect(full.accept(pcm('s', 1, 0, 1, 2)).layout).toEqual({ sampleRate: 24_000, channels: 1, bitDepth: 16 });
+    expect(plain.accept(pcm('s', 1, 0, 1, 2)).layout).toBeUndefined();
+    const other = { ...pcm('t', 1, 0, 3, 4), sampleRate: 48_000 };
+    expect(() => full.accept(other)).toThrow(expect.objectContaining({ code: 'pcm_layout_changed' }));
+    expect([...plain.accept(other).chunk.data]).toEqual([3, 4]);
+    // The same splice: a resumed attempt releases only what the listener lacks.
+    expect([...plain.accept(pcm('s', 2, 0, 1, 2, 5)).chunk.data]).toEqual([5]);
+    expect(new AudioLedger({ layout: false }).accept(other).layout).toBeUndefined();
   });
 
   it('any cut, any chunking, any number of tagged attempts: the segment exactly once (continue)', () => {

@@ -5,9 +5,10 @@
  * app supplies for what needs the API key the browser never holds: a new
  * single-use ticket for every connection, and the request-status read of
  * the resume path (the app's server proxies it). The machine's audio is
- * raw (tagged with its attempt); the same `AudioLedger` as Node's
- * (`splice.ts`) strips the stream header and splices a resumed segment, so
- * the page hears one unbroken stream.
+ * raw (tagged with its attempt); the same ledger as Node's (`SpliceLedger`,
+ * `splice.ts`: the layout is `ready`'s, so no layout check and no stream
+ * probes) strips the stream header and splices a resumed segment, so the
+ * page hears one unbroken stream.
  */
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, type VoxpipeError } from '../errors.js';
 import { readServerFrameCompact as readServerFrame, encodeFrame } from '../protocol/wire.js';
@@ -18,7 +19,7 @@ import { ReliableMachine } from '../realtime/reliable/machine.js';
 import type { MachineAudio, MachineEvent, MachineInput, MachineOptions, MachinePort, StatusResult, TimerId } from '../realtime/reliable/types.js';
 import { MachineTimers, readyInfoFrom } from '../realtime/session-util.js';
 import { defined } from '../defined.js';
-import { AudioLedger } from '../splice.js';
+import { SpliceLedger } from '../splice.js';
 import type { ReadyInfo } from '../transport.js';
 
 /**
@@ -70,7 +71,7 @@ export class BrowserSession {
   readonly #timers = new MachineTimers<TimerId>((id) => this.#machine.handle({ type: 'timer', id }));
   readonly #on: BrowserSessionEvents;
   /** What the page gets of each attempt at a segment. */
-  readonly #ledger = new AudioLedger({ layout: false });
+  readonly #ledger = new SpliceLedger();
   #ready: ReadyInfo | undefined;
   #outSequence = 0;
   #ws: WebSocket | undefined;
@@ -177,23 +178,17 @@ export class BrowserSession {
         ws.onopen = () => ws.send(encodeFrame({ event: 'auth', token: ticket }));
         ws.onmessage = (message: MessageEvent) => {
           if (generation !== this.#generation) return;
-          if (!(message.data instanceof ArrayBuffer)) {
+          // A frame the client cannot use ends this connection: a protocol error once authenticated, a failed connect before.
+          const refuse = (error: ProtocolError) => {
             clearTimeout(timer);
             this.#detach();
             ws.close(CloseCode.normal);
-            const error = new ProtocolError(INVALID_SERVER_FRAME, 'server sent a text frame; v2 frames are binary MessagePack');
             this.#machine.handle(authenticated ? { type: 'transport-closed', code: CloseCode.protocolError, reason: error.code, wasClean: false, error } : { type: 'transport-failed', error });
-            return;
-          }
+          };
+          if (!(message.data instanceof ArrayBuffer)) return refuse(new ProtocolError(INVALID_SERVER_FRAME, 'server sent a text frame; v2 frames are binary MessagePack'));
           const read = readServerFrame(new Uint8Array(message.data));
           if (read.kind === 'skip') return;
-          if (read.kind === 'unusable') {
-            clearTimeout(timer);
-            this.#detach();
-            ws.close(CloseCode.normal);
-            this.#machine.handle(authenticated ? { type: 'transport-closed', code: CloseCode.protocolError, reason: read.error.code, wasClean: false, error: read.error } : { type: 'transport-failed', error: read.error });
-            return;
-          }
+          if (read.kind === 'unusable') return refuse(read.error);
           const event = read.event;
           if (!authenticated) {
             clearTimeout(timer);

@@ -5,7 +5,7 @@
  * per-segment waterfall. Realtime reliable mode only: the browser has no
  * key for the HTTP fallbacks; resumes use a new ticket each time.
  */
-import { EventEmitter } from 'eventemitter3';
+import { Emitter } from './emitter.js';
 import { AbortError, VoxpipeError } from '../errors.js';
 import type { StartRequest } from '../protocol/events.js';
 import { countChars, LIMITS } from '../protocol/limits.js';
@@ -82,7 +82,7 @@ function uuid(): string {
   return globalThis.crypto?.randomUUID?.() ?? `req-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 }
 
-export class BrowserSpeech extends EventEmitter<BrowserSpeechEvents> {
+export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
   readonly requestId: string;
   readonly #t0 = performance.now();
   readonly #session: BrowserSession;

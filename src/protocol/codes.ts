@@ -276,7 +276,7 @@ export type KnownCode = keyof typeof KINDS;
 export type AnyCode = KnownCode | (string & {});
 
 /** Every code of the catalogue. */
-export const ALL_CODES: readonly KnownCode[] = Object.keys(KINDS) as KnownCode[];
+export const ALL_CODES: readonly KnownCode[] = /* @__PURE__ */ Object.keys(KINDS) as KnownCode[];
 
 /** The kind of `code`; a code the catalogue does not know (a deployment's own) is `transient`. */
 export function codeKind(code: string): CodeKind {

@@ -36,6 +36,8 @@ describe('browser bundle budget', () => {
     expect(gzipSync(bundle, { level: 9 }).byteLength).toBeLessThan(30 * 1024);
     const map = JSON.parse(readFileSync(join(dir, 'voxpipe.js.map'), 'utf8')) as { sources: string[] };
     expect(map.sources.filter((s) => s.includes('node_modules/zod/'))).toEqual([]);
+    // Not the Node ledger's encoded-stream probes (FORBIDDEN_MODULES in the script).
+    expect(map.sources.filter((s) => s.endsWith('src/protocol/audio-probe.ts'))).toEqual([]);
     // The browser path is in it: the machine, the tolerant reader, the wire codec, the player.
     for (const module of ['src/realtime/reliable/machine.ts', 'src/protocol/server-reader.ts', 'src/protocol/wire.ts', 'src/browser/player.ts']) {
       expect(map.sources.some((s) => s.endsWith(module))).toBe(true);
