@@ -169,6 +169,13 @@ export interface SegmentTransport extends EventEmitter<TransportEvents> {
   /** Segments queued or in flight, not yet completed, in order (for failover). */
   pending(): SegmentInput[];
   /**
+   * Whether the server sent audio of the segment, heard or not yet (a frame
+   * held behind a missing sequence counts): it charged the segment at its
+   * first audio (spec 6, rule 4), so a failover charges it again. Absent:
+   * only what reached the listener tells.
+   */
+  audioArrived?(segmentId: string): boolean;
+  /**
    * The stream that reads this transport's audio keeps the one ledger:
    * given it before `open`, a transport that needs to know what the
    * listener has asks it (and hands its audio raw). Unbound, such a

@@ -65,14 +65,21 @@ export const PROGRESS_SLICES = 4;
  * every slice is quiet and the stall comes within the budget as before.
  *
  * Bounded both ways: busy slices are counted and at most
- * `OVERLOAD_MAX_BUDGETS` budgets of them are waited (55 s at the default
- * 5 s: over the 36 s the saturated 10,000-stream run took to a first segment),
- * after which the slices count as quiet again, so a stream the server forgot
- * while serving others still ends, within (OVERLOAD_MAX_BUDGETS + 1.25)
- * budgets. Memory: one counter per origin (`serverActivity()`), at most
- * `MAX_ACTIVITY_ORIGINS` of them.
+ * `OVERLOAD_MAX_BUDGETS` budgets of them are waited (5 min at the default
+ * 5 s), after which the slices count as quiet again, so a stream the server
+ * forgot while serving others still ends, within (cap + 1.25) budgets; and
+ * sooner, within one budget, once the others stop progressing. Why so long:
+ * a saturated server works through its queue, and the queue is as long as
+ * the load. With 10,000 streams on this 2-core machine the first segment of
+ * every stream took 61 s (the raw client's 78 s); a cap of 11 budgets (55 s)
+ * turned every one of them into a resume, whose reconnect and status read
+ * the saturated server could not answer in time: 0 of 10,000 complete
+ * (bench/concurrency.mjs, BENCHMARKS.md). Per stream: the machine's
+ * `overload` option (`new OverloadWatch(activity, maxBudgets)`). Memory: one
+ * counter per origin (`serverActivity()`), at most `MAX_ACTIVITY_ORIGINS` of
+ * them.
  */
-export const OVERLOAD_MAX_BUDGETS = 11;
+export const OVERLOAD_MAX_BUDGETS = 60;
 
 /** Origins whose activity is kept; past this the oldest entry is dropped (its streams keep their counter, new streams share a new one). */
 export const MAX_ACTIVITY_ORIGINS = 256;
@@ -114,9 +121,13 @@ export class OverloadWatch {
   #seen = 0;
   /** Busy slices since the stream's own last progress. */
   #busy = 0;
+  /** Busy slices waited at most. */
+  readonly #maxSlices: number;
 
-  constructor(activity: ServerActivity) {
+  /** @param maxBudgets progress budgets of busy slices waited at most; default `OVERLOAD_MAX_BUDGETS` */
+  constructor(activity: ServerActivity, maxBudgets = OVERLOAD_MAX_BUDGETS) {
     this.#activity = activity;
+    this.#maxSlices = Math.max(0, Math.floor(maxBudgets)) * PROGRESS_SLICES;
   }
 
   progress(): void {
@@ -132,7 +143,7 @@ export class OverloadWatch {
     const moved = this.#activity.progress !== this.#seen;
     this.#seen = this.#activity.progress;
     if (ownProgress) this.#busy = 0;
-    else if (moved && this.#busy < OVERLOAD_MAX_BUDGETS * PROGRESS_SLICES) {
+    else if (moved && this.#busy < this.#maxSlices) {
       this.#busy++;
       return true;
     }

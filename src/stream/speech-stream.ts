@@ -324,7 +324,7 @@ export class SpeechStream extends Duplex {
     const next = fallback({ bytesEmitted: this.#ledger.bytes });
     if (next.name === failed.name) return undefined;
     const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
-    for (const s of pending) if (s.audio.began) s.recharged = true;
+    for (const s of pending) if (s.audio.began || failed.audioArrived?.(s.segmentId)) s.recharged = true;
     this.#failovers++;
     failed.removeAllListeners();
     void failed.abort(error).catch(() => undefined);

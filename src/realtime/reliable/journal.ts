@@ -21,6 +21,8 @@ export class JournalEntry {
   everFlushed = false;
   /** Billing units, once completed. */
   units = 0;
+  /** An audio frame of it came on some connection, released or held (the server charged it at its first audio). */
+  audioArrived = false;
   /** One-shot waterfall marks already made. */
   readonly marked = new Set<string>();
   /** `segment-accepted` already reported (once per segment, not per connection). */

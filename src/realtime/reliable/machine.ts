@@ -228,6 +228,11 @@ export class ReliableMachine {
     return this.#phase;
   }
 
+  /** Audio of the segment came on some connection, released or still held (`SegmentTransport.audioArrived`). */
+  audioArrived(segmentId: string): boolean {
+    return this.#journal.get(segmentId)?.audioArrived ?? false;
+  }
+
   /** The failure that ended the machine, if any. */
   get error(): VoxpipeError | undefined {
     return this.#error;
@@ -655,6 +660,7 @@ export class ReliableMachine {
     const conn = this.#conn;
     if (!conn) return;
     const entry = this.#journal.get(event.segment_id);
+    if (entry) entry.audioArrived = true;
     if (entry && !entry.completed) this.#advance();
     this.#releaseOrdered(conn, conn.order.push(event.segment_id, event.sequence, event), event);
   }

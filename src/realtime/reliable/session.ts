@@ -104,7 +104,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
       requestId: this.requestId,
       request: options.request,
       eventIdPrefix: `ev-${randomUUID().slice(0, 8)}`,
-      overload: new OverloadWatch(serverActivity(options.wsUrl)),
+      overload: options.overload ?? new OverloadWatch(serverActivity(options.wsUrl)),
       ...defined({
         onPartialSegment: options.onPartialSegment,
         maxRetries: options.maxRetries,
@@ -198,6 +198,10 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
 
   pending(): SegmentInput[] {
     return this.#machine.pending();
+  }
+
+  audioArrived(segmentId: string): boolean {
+    return this.#machine.audioArrived(segmentId);
   }
 
   /** Retries, resumes and status reads so far. */
