@@ -9,6 +9,7 @@ import { createSpeechStream } from '../../src/speech.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import type { ServiceConfig } from '../../src/config.js';
 import { TONE_RATE } from '../helpers/dialect.js';
+import { drawRandomDialect } from '../../src/server/dialect-random.js';
 
 const TEXT = 'The first sentence is short. The second one is a little longer than that. A third follows. And a fourth sentence ends it.';
 let server: ReferenceServer;
@@ -116,6 +117,35 @@ describe('auto failover', () => {
       server.faults.clear();
       expect(run.length, `engine failure after ${afterChunks} chunks`).toBe(reference.length);
       expect(run.equals(reference)).toBe(true);
+    }
+  });
+
+  it('a numbering that starts past 1 (frames held for a start that never comes): the segment cut mid-audio still counts as charged again, audio byte-exact', async () => {
+    // Drawn deployments whose audio sequence starts past 1 with a constant
+    // step (so the first frames wait in the window); the same fault on each.
+    const seeds = Array.from({ length: 60 }, (_, i) => `late-start-${i}`).filter((seed) => {
+      const { start, step } = drawRandomDialect(`random:${seed}:only=sequence`).realtime.sequence;
+      return start > 1 && step === 1;
+    });
+    expect(seeds.length).toBeGreaterThanOrEqual(2);
+    const reference = await speak('realtime');
+    for (const seed of seeds.slice(0, 2)) {
+      const drawn = await startServer({ engine: 'tone', dialect: `random:${seed}:only=sequence` });
+      try {
+        drawn.faults.set({ realtimeError: { afterAudioFrames: 3, code: 'provider_unavailable', retryable: false } });
+        const speech = await createSpeechStream(serviceConfigOf(drawn), { format: 'pcm', transport: 'auto', segmenter: { targetChars: 20, firstMinChars: 12 } });
+        const recharged: string[][] = [];
+        speech.on('failover', (f) => recharged.push(f.recharged));
+        speech.end(TEXT);
+        const chunks: Buffer[] = [];
+        for await (const c of speech) chunks.push(c as Buffer);
+        expect(recharged, seed).toHaveLength(1);
+        expect(recharged[0], `${seed}: the server charged the cut segment at its first audio`).toHaveLength(1);
+        expect(speech.summary().rechargedUnits, seed).toBeGreaterThan(0);
+        expect(Buffer.concat(chunks).equals(reference.audio), seed).toBe(true);
+      } finally {
+        await drawn.close();
+      }
     }
   });
 
