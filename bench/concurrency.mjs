@@ -13,8 +13,9 @@
 //  - active: every stream has spoken its first segment (its audio delivered
 //    to a null sink) and waits for more text, as a voice agent between two
 //    sentences. Then the rest of the text is spoken and every stream ends.
-// Loopback only; stops by itself. Options: --streams N (1000) --open-parallel N (200).
-// Run `npm run build` first. Writes bench/results/concurrency.json.
+// Loopback only; stops by itself. Options: --streams N (1000) --open-parallel N (200),
+// --progress-ms / --finish-ms / --status-ms N (the sessions' recovery budgets; default theirs).
+// Run `npm run build` first. Writes bench/results/concurrency.json (concurrency-budgets.json with budgets given).
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
@@ -33,6 +34,19 @@ if (typeof globalThis.gc !== 'function') {
 
 const STREAMS = argInt('streams', 1000);
 const OPEN_PARALLEL = argInt('open-parallel', 200);
+/**
+ * Recovery budgets of the library's sessions (ms; 0: the default). The
+ * defaults are chosen for live speech (a 5 s silence is a dead call); a
+ * load test that saturates the server on purpose may give its streams the
+ * budgets its queue needs: --progress-ms, --finish-ms, --status-ms.
+ */
+const BUDGETS = Object.fromEntries(
+  [
+    ['progressTimeoutMs', argInt('progress-ms', 0)],
+    ['finishTimeoutMs', argInt('finish-ms', 0)],
+    ['statusTimeoutMs', argInt('status-ms', 0)],
+  ].filter(([, ms]) => ms > 0),
+);
 const FIRST = 'Hello there, and welcome back.';
 const REST = ' Your order has shipped and arrives on Tuesday.';
 const TARGET_BYTES_PER_STREAM = 64 * 1024;
@@ -97,7 +111,7 @@ async function runLibrary() {
     if (errorSamples.length < 5 && !errorSamples.includes(message)) errorSamples.push(message);
   };
   const streams = await bounded(Array.from({ length: STREAMS }), OPEN_PARALLEL, async () => {
-    const speech = new SpeechStream({ transport: new ReliableSession({ wsUrl: config.wsUrl, rtHttpUrl: config.rtHttpUrl, apiKey: config.apiKey, request }) });
+    const speech = new SpeechStream({ transport: new ReliableSession({ wsUrl: config.wsUrl, rtHttpUrl: config.rtHttpUrl, apiKey: config.apiKey, request, ...BUDGETS }) });
     const state = { speech, bytes: 0, ok: false, error: undefined };
     speech.on('error', (err) => (state.error = err));
     const sink = new Writable({
@@ -220,6 +234,7 @@ const results = {
   method:
     'memory = heapUsed + external (external includes arrayBuffers) after two forced GCs, minus the figure before the first stream, per stream; ready = all open and started; active = all have spoken a first segment and wait for more text; consumers: null sinks',
   text: { first: FIRST, rest: REST },
+  budgets: Object.keys(BUDGETS).length > 0 ? BUDGETS : 'defaults (src/realtime/budgets.ts)',
   wallMs: Date.now() - started,
   target: { bytesPerActiveStream: TARGET_BYTES_PER_STREAM },
   library,
@@ -232,7 +247,7 @@ const results = {
     memory: library.memoryPerStream.active.totalKiB * 1024 < TARGET_BYTES_PER_STREAM && library.memoryPerStream.ready.totalKiB * 1024 < TARGET_BYTES_PER_STREAM,
   },
 };
-const file = writeResults('concurrency', results);
+const file = writeResults(Object.keys(BUDGETS).length > 0 ? 'concurrency-budgets' : 'concurrency', results);
 
 const mem = (m) => `${m.totalKiB} KiB (heap ${m.heapKiB}, external ${m.externalKiB} of which buffers ${m.arrayBuffersKiB}; rss ${m.rssKiB})`;
 console.log(`${STREAMS} concurrent reliable streams, one client process, reference server (tone) in a child process`);

@@ -100,24 +100,13 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
     super();
     this.#opts = options;
     this.requestId = options.requestId ?? randomUUID();
+    // The machine's options pass through by construction: all but what this shell itself uses.
+    const { wsUrl, rtHttpUrl: _rtHttpUrl, apiKey: _apiKey, requestId: _requestId, connectTimeoutMs: _connect, keepAliveMs: _keepAlive, httpTimeoutMs: _http, signal: _signal, connectionSource: _source, overload, ...machine } = options;
     const machineOptions: MachineOptions = {
+      ...defined(machine),
       requestId: this.requestId,
-      request: options.request,
       eventIdPrefix: `ev-${randomUUID().slice(0, 8)}`,
-      overload: options.overload ?? new OverloadWatch(serverActivity(options.wsUrl)),
-      ...defined({
-        onPartialSegment: options.onPartialSegment,
-        maxRetries: options.maxRetries,
-        backoff: options.backoff,
-        maxStatusPolls: options.maxStatusPolls,
-        startTimeoutMs: options.startTimeoutMs,
-        progressTimeoutMs: options.progressTimeoutMs,
-        finishTimeoutMs: options.finishTimeoutMs,
-        statusTimeoutMs: options.statusTimeoutMs,
-        maxStallResumes: options.maxStallResumes,
-        maxResumeMs: options.maxResumeMs,
-        reorderWindowFrames: options.reorderWindowFrames,
-      }),
+      overload: overload ?? new OverloadWatch(serverActivity(wsUrl)),
     };
     this.#ledger = new AudioLedger({ ...defined({ policy: options.onPartialSegment }), layout: false });
     this.#heard = this.#ledger;
