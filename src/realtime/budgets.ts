@@ -134,6 +134,11 @@ export class OverloadWatch {
     this.#activity.progress++;
   }
 
+  /** The progress count of every stream on this origin: a later read that differs means the server served some stream meanwhile. */
+  get activity(): number {
+    return this.#activity.progress;
+  }
+
   restart(): void {
     this.#seen = this.#activity.progress;
     this.#busy = 0;

@@ -170,6 +170,31 @@ describe('the progress deadline tells overload from silence', () => {
   });
 });
 
+describe('the status route under overload', () => {
+  it('unanswered while the server serves other streams: read again (not the end of the request), then resumed, byte-exact', async () => {
+    // The victim first, alone, so the newest proxy connection is its own.
+    const victim = session(server, { wsUrl: proxy.wsUrl, statusTimeoutMs: 300 });
+    await victim.open();
+    const index = Math.max(...sinks.keys());
+    const others = otherStreams(2);
+    // Its status reads hang twice (the route of a saturated server); the others never read it.
+    server.faults.set({ statusRouteHangs: { times: 2 } });
+    victim.once('audio', () => sinks.get(index)?.close(1012, 'service restart'));
+    let result: Awaited<ReturnType<typeof run>>;
+    try {
+      result = await run(victim);
+    } finally {
+      await others.stop();
+      server.faults.clear();
+    }
+    expect(others.runs()).toBeGreaterThan(0);
+    expect(result.events.resumed).toBe(1);
+    // Two reads unanswered, the third answered.
+    expect(result.summary.statusReads).toBeGreaterThanOrEqual(3);
+    expect(result.audio.equals(reference)).toBe(true);
+  });
+});
+
 describe('the activity is shared by server origin', () => {
   it('two sessions on one origin share one counter; another origin has its own', async () => {
     const { serverActivity } = await import('../../src/realtime/budgets.js');

@@ -192,6 +192,8 @@ export class ReliableMachine {
   #retries = 0;
   #resumed = 0;
   #statusReads = 0;
+  /** The server's activity (`OverloadWatch.activity`) when the current status read went out. */
+  #statusActivity: number | undefined;
   #statusPolls = 0;
   /** A recovery is under way: the next `ready` is a resume. */
   #resuming = false;
@@ -865,6 +867,7 @@ export class ReliableMachine {
   #readStatus(): void {
     this.#phase = Phase.fetchingStatus;
     this.#statusReads++;
+    this.#statusActivity = this.#overload?.activity;
     this.#startTimer(TimerId.status, this.#statusTimeoutMs);
     this.#port.fetchStatus(this.requestId);
   }
@@ -873,9 +876,21 @@ export class ReliableMachine {
    * The status route did not answer within `statusTimeoutMs` (the machine's
    * timer, or the read's own deadline): the recovery ends here, typed, and
    * failover (under `auto`) takes the rest. A route that hangs once is not
-   * read again: each read would cost a call the same silence.
+   * read again: each read would cost a call the same silence. Unless the
+   * server served other streams of this process meanwhile (overloaded, not
+   * gone): then it is read again, within the recovery's bounds.
    */
   #statusUnanswered(cause: VoxpipeError | undefined): void {
+    if (this.#overload !== undefined && this.#statusActivity !== undefined && this.#overload.activity !== this.#statusActivity) {
+      // Overload is not death: other streams of this process progressed on
+      // the same server while the read waited, so the server is behind, not
+      // gone. Read again after a back-off, within the recovery's bounds
+      // (`maxRetries`, `maxResumeMs`), instead of ending a stream the
+      // server would have served (bench/concurrency.mjs, 10,000 streams).
+      const message = `the request-status route did not answer within ${this.#statusTimeoutMs} ms while the server served other streams; reading it again`;
+      this.#retry(new TimeoutError(message, { retryable: true, requestId: this.requestId, ...(cause && { cause }), details: { attempts: this.#attempt, statusReads: this.#statusReads } }));
+      return;
+    }
     const message = `the request-status route did not answer within ${this.#statusTimeoutMs} ms; recovery of request ${this.requestId} stops here`;
     this.#fail(new TimeoutError(message, { retryable: true, requestId: this.requestId, ...(cause && { cause }), details: { attempts: this.#attempt, statusReads: this.#statusReads } }));
   }
