@@ -104,6 +104,7 @@ async function runLibrary() {
   const errors = {};
   /** Up to 5 distinct error messages, to tell what the codes were. */
   const errorSamples = [];
+  const retryCauses = {};
   const fail = (err) => {
     const code = err?.code ?? 'internal_error';
     errors[code] = (errors[code] ?? 0) + 1;
@@ -111,8 +112,14 @@ async function runLibrary() {
     if (errorSamples.length < 5 && !errorSamples.includes(message)) errorSamples.push(message);
   };
   const streams = await bounded(Array.from({ length: STREAMS }), OPEN_PARALLEL, async () => {
-    const speech = new SpeechStream({ transport: new ReliableSession({ wsUrl: config.wsUrl, rtHttpUrl: config.rtHttpUrl, apiKey: config.apiKey, request, ...BUDGETS }) });
+    const session = new ReliableSession({ wsUrl: config.wsUrl, rtHttpUrl: config.rtHttpUrl, apiKey: config.apiKey, request, ...BUDGETS });
+    const speech = new SpeechStream({ transport: session });
     const state = { speech, bytes: 0, ok: false, error: undefined };
+    // What made streams resume: the first words of each retry's cause, counted.
+    session.on('retry', ({ error }) => {
+      const cause = `${error?.code ?? '?'}: ${String(error?.message ?? '').replace(/[0-9a-f-]{36}/g, '<id>').replace(/\d+/g, 'N').slice(0, 120)}`;
+      retryCauses[cause] = (retryCauses[cause] ?? 0) + 1;
+    });
     speech.on('error', (err) => (state.error = err));
     const sink = new Writable({
       write(chunk, _e, cb) {
@@ -158,6 +165,7 @@ async function runLibrary() {
     completed: streams.filter((s) => s.ok && !s.error).length,
     errors,
     errorSamples,
+    retryCauses,
     bytesPerStream: { min: Math.min(...bytes), max: Math.max(...bytes) },
     openAllMs: r(openMs, 0),
     firstSegmentAllMs: r(firstSegmentMs, 0),
@@ -254,6 +262,7 @@ console.log(`${STREAMS} concurrent reliable streams, one client process, referen
 for (const [name, x] of [['SpeechStream', library], ['raw client', raw]]) {
   console.log(`  ${name}: ${x.completed}/${x.streams} complete, errors ${JSON.stringify(x.errors)}, ${x.bytesPerStream.min}-${x.bytesPerStream.max} bytes each; open all ${x.openAllMs} ms, first segment on all ${x.firstSegmentAllMs} ms, rest ${x.finishAllMs} ms`);
   for (const m of x.errorSamples ?? []) console.log(`    error: ${m}`);
+  for (const [cause, n] of Object.entries(x.retryCauses ?? {})) console.log(`    retry x${n}: ${cause}`);
   console.log(`    memory per stream: ready ${mem(x.memoryPerStream.ready)}`);
   console.log(`                       active ${mem(x.memoryPerStream.active)}`);
 }

@@ -84,10 +84,27 @@ export const OVERLOAD_MAX_BUDGETS = 60;
 /** Origins whose activity is kept; past this the oldest entry is dropped (its streams keep their counter, new streams share a new one). */
 export const MAX_ACTIVITY_ORIGINS = 256;
 
-/** Progress seen on one server origin by every stream of this process: a counter bumped by each frame that moved what a stream was owed. */
+/** What every connection of this process saw of one server origin. */
 export interface ServerActivity {
+  /** Bumped by each frame that moved what a stream was owed (acks, audio, completions; never `pong`). */
   progress: number;
+  /** Bumped by every frame received on any connection (a `pong` too): the server process is alive. */
+  frames: number;
 }
+
+/**
+ * A keep-alive `ping` left unanswered while other connections to the same
+ * server received frames is a busy server, not a dead peer (overload is not
+ * death, issue 29): the check is made again, for at most this long in all
+ * (the same 5 min as `OVERLOAD_MAX_BUDGETS` budgets of the default progress
+ * deadline). A server really gone sends nothing on any connection, so the
+ * first check already ends the connection. Why: with 10,000 streams on one
+ * saturated reference server, every stream waiting its turn pinged after
+ * 15 s of quiet and none got its pong within 10 s; 10,071 keep-alive
+ * timeouts were the first cause of every resume in bench/concurrency.mjs, and
+ * the resumes' reconnects and status reads then buried the server.
+ */
+export const KEEPALIVE_BUSY_MAX_MS = OVERLOAD_MAX_BUDGETS * RECOVERY_DEFAULTS.progressTimeoutMs;
 
 const activities = /* @__PURE__ */ new Map<string, ServerActivity>();
 
@@ -102,7 +119,7 @@ export function serverActivity(url: string): ServerActivity {
   let activity = activities.get(origin);
   if (activity === undefined) {
     if (activities.size >= MAX_ACTIVITY_ORIGINS) activities.delete(activities.keys().next().value!);
-    activity = { progress: 0 };
+    activity = { progress: 0, frames: 0 };
     activities.set(origin, activity);
   }
   return activity;

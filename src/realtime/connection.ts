@@ -20,6 +20,7 @@ import { LIMITS } from '../protocol/limits.js';
 import { IGNORED_SERVER_EVENT, INVALID_SERVER_FRAME } from '../protocol/server-reader.js';
 import { handshakeError } from './handshake.js';
 import { liveUrl } from '../config.js';
+import { KEEPALIVE_BUSY_MAX_MS, serverActivity, type ServerActivity } from './budgets.js';
 
 /** Longest wait for the peer's close frame after our own before the socket is cut. */
 const CLOSE_GRACE_MS = 1_000;
@@ -48,8 +49,15 @@ export interface ConnectOptions {
   connectTimeoutMs?: number;
   /** Send a `ping` after this long without sending anything; default 15_000 ms. */
   keepAliveMs?: number;
-  /** A `ping` with nothing received for this long means the peer is gone; default 10_000 ms. */
+  /** A `ping` with nothing received for this long means the peer is gone (unless the server is busy, see `activity`); default 10_000 ms. */
   pongTimeoutMs?: number;
+  /**
+   * What all connections of this process see of the server; default the one
+   * shared by every connection to `wsUrl`'s origin (`serverActivity()`). A
+   * `ping` unanswered while other connections received frames is checked
+   * again, for at most `KEEPALIVE_BUSY_MAX_MS` (budgets.ts).
+   */
+  activity?: ServerActivity;
   /** Largest frame accepted; default the protocol's 1 MiB plus 64 KiB of slack. */
   maxPayloadBytes?: number;
   signal?: AbortSignal;
@@ -108,6 +116,11 @@ class Connection implements RealtimeConnection {
   #keepAliveTimer: NodeJS.Timeout | undefined;
   #pongTimer: NodeJS.Timeout | undefined;
   #lastReceivedAt = 0;
+  readonly #activity: ServerActivity;
+  /** `#activity.frames` when the pending liveness check began. */
+  #framesAtCheck = 0;
+  /** Time the pending liveness check has waited on a busy server. */
+  #busyWaitedMs = 0;
   #closed = false;
   /** Names of events skipped so far (one warning each). */
   readonly #skipped = new Set<string>();
@@ -117,6 +130,7 @@ class Connection implements RealtimeConnection {
     this.#opts = opts;
     this.#keepAliveMs = opts.keepAliveMs ?? 15_000; // 15 s
     this.#pongTimeoutMs = opts.pongTimeoutMs ?? 10_000; // 10 s
+    this.#activity = opts.activity ?? serverActivity(opts.wsUrl);
   }
 
   get sessionId(): string {
@@ -184,6 +198,7 @@ class Connection implements RealtimeConnection {
   #onMessage(data: Buffer, isBinary: boolean): void {
     if (this.#closed) return;
     this.#lastReceivedAt = performance.now();
+    this.#activity.frames++;
     const read = isBinary
       ? readServerFrame(data)
       : ({ kind: 'unusable', error: new ProtocolError(INVALID_SERVER_FRAME, 'server sent a text frame; v2 frames are binary MessagePack') } as const);
@@ -219,6 +234,12 @@ class Connection implements RealtimeConnection {
     this.send({ event: 'ping', event_id: `${this.#pingPrefix}-${++this.#pings}`, timestamp: Date.now() });
     // One liveness check at a time: a later ping must not push the deadline of an earlier one.
     if (this.#pongTimer !== undefined) return;
+    this.#busyWaitedMs = 0;
+    this.#checkPongLater(sentAt);
+  }
+
+  #checkPongLater(sentAt: number): void {
+    this.#framesAtCheck = this.#activity.frames;
     this.#pongTimer = setTimeout(() => this.#checkPong(sentAt), this.#pongTimeoutMs);
     this.#pongTimer.unref();
   }
@@ -228,8 +249,13 @@ class Connection implements RealtimeConnection {
     if (this.#closed || this.#lastReceivedAt >= sentAt) return;
     // A paused reader receives nothing by design; look again later.
     if (this.paused) {
-      this.#pongTimer = setTimeout(() => this.#checkPong(sentAt), this.#pongTimeoutMs);
-      this.#pongTimer.unref();
+      this.#checkPongLater(sentAt);
+      return;
+    }
+    // Other connections to the server received frames meanwhile: it is alive and behind, not gone.
+    if (this.#activity.frames !== this.#framesAtCheck && this.#busyWaitedMs < KEEPALIVE_BUSY_MAX_MS) {
+      this.#busyWaitedMs += this.#pongTimeoutMs;
+      this.#checkPongLater(sentAt);
       return;
     }
     const error = new ConnectionError('keepalive_timeout', `no frame within ${this.#pongTimeoutMs} ms of a ping`, { retryable: isRetryableClose(CloseCode.abnormal, false), closeCode: CloseCode.abnormal });

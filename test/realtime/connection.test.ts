@@ -272,4 +272,38 @@ describe('misbehaving servers', () => {
       await fake.close();
     }
   });
+
+  it('overload is not death: a ping unanswered while other connections to the server receive frames keeps the connection, and ends it once the server is silent everywhere', async () => {
+    // Connection A's pings are never answered; connection B is sent a frame every 10 ms while `busy`.
+    let busy = true;
+    let feeder: NodeJS.Timeout | undefined;
+    let sockets = 0;
+    const fake = await fakeServer((ws) => {
+      if (++sockets !== 2) return;
+      feeder = setInterval(() => {
+        if (busy) ws.send(encodeFrame({ event: 'pong', event_id: `p${Date.now()}`, trace_id: 't', timestamp: 0, session_id: 'fake' }));
+      }, 10);
+    });
+    try {
+      const activity = { progress: 0, frames: 0 };
+      const a = recorder({ wsUrl: fake.wsUrl, keepAliveMs: 20, pongTimeoutMs: 50, activity });
+      await connect(a.options);
+      const b = recorder({ wsUrl: fake.wsUrl, keepAliveMs: 0, activity });
+      const connB = await connect(b.options);
+      // Twelve pong deadlines of A pass while B hears the server.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(a.closes()).toBe(0);
+      expect(activity.frames).toBeGreaterThan(20);
+      // The server goes quiet on every connection: A's next check ends it.
+      busy = false;
+      const started = Date.now();
+      const info = await a.closed;
+      expect(info.error).toMatchObject({ code: 'keepalive_timeout', retryable: true });
+      expect(Date.now() - started).toBeLessThan(2_000);
+      connB.close();
+    } finally {
+      clearInterval(feeder);
+      await fake.close();
+    }
+  });
 });
