@@ -7,15 +7,24 @@
  * (`splice.ts`).
  */
 import { LIMITS, splitByChars } from '../../protocol/limits.js';
-import { SegmentState } from './types.js';
+import { SegmentState, WaterfallStage } from './types.js';
+
+/** One bit per waterfall stage: the marks made of a segment are a number, not a Set (memory per stream, issue 29). */
+const STAGE_BIT: Record<WaterfallStage, number> = {
+  [WaterfallStage.sent]: 1,
+  [WaterfallStage.inputAck]: 2,
+  [WaterfallStage.accepted]: 4,
+  [WaterfallStage.firstAudio]: 8,
+  [WaterfallStage.completed]: 16,
+};
 
 export class JournalEntry {
   readonly segmentId: string;
   readonly text: string;
   /** Position in the request, from 0. */
   readonly order: number;
-  /** The text cut into `text` frames of at most 2,000 characters. */
-  readonly frames: readonly string[];
+  /** The text cut into `text` frames of at most 2,000 characters, when it takes more than one (`frameAt`). */
+  #frames: readonly string[] | undefined;
   state: SegmentState = SegmentState.queued;
   /** `flush` was sent on some connection (the service may know the segment). */
   everFlushed = false;
@@ -23,20 +32,44 @@ export class JournalEntry {
   units = 0;
   /** An audio frame of it came on some connection, released or held (the server charged it at its first audio). */
   audioArrived = false;
-  /** One-shot waterfall marks already made. */
-  readonly marked = new Set<string>();
+  /** One-shot waterfall marks already made (`STAGE_BIT`). */
+  #marks = 0;
   /** `segment-accepted` already reported (once per segment, not per connection). */
   acceptReported = false;
 
   // Per connection, reset by `Journal.resetConnection()`.
   /** `text` frames sent on the current connection. */
   framesSent = 0;
+  /** Where the segment's next raw audio goes in this connection's attempt (the sum of its frames released so far). */
+  attemptOffset = 0;
+  /** What the server said on this connection the segment carries (its `usage`), when it said. */
+  stated: number | undefined = undefined;
+  /** Audio of the segment was released past skipped sequences on this connection: a hole before it cannot be asked for again. */
+  skippedPast = false;
 
   constructor(segmentId: string, text: string, order: number) {
     this.segmentId = segmentId;
     this.text = text;
     this.order = order;
-    this.frames = splitByChars(text, LIMITS.textFrameMaxChars);
+    this.#frames = text.length > LIMITS.textFrameMaxChars ? splitByChars(text, LIMITS.textFrameMaxChars) : undefined;
+  }
+
+  /** `text` frames the segment takes. */
+  get frameCount(): number {
+    return this.#frames?.length ?? 1;
+  }
+
+  /** Its `i`-th `text` frame. */
+  frameAt(i: number): string {
+    return this.#frames?.[i] ?? this.text;
+  }
+
+  /** Mark a waterfall stage; false when it was marked before (each stage once per segment). */
+  mark(stage: WaterfallStage): boolean {
+    const bit = STAGE_BIT[stage];
+    if ((this.#marks & bit) !== 0) return false;
+    this.#marks |= bit;
+    return true;
   }
 
   get completed(): boolean {
@@ -89,6 +122,9 @@ export class Journal {
   resetConnection(): void {
     for (const e of this.#entries) {
       e.framesSent = 0;
+      e.attemptOffset = 0;
+      e.stated = undefined;
+      e.skippedPast = false;
       if (!e.completed) e.state = SegmentState.queued;
     }
   }

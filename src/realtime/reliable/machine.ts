@@ -98,6 +98,17 @@ export const Phase = {
 } as const;
 export type Phase = (typeof Phase)[keyof typeof Phase];
 
+/** One bit per timer: the timers running are a number, not a Set (memory per stream, issue 29). */
+const TIMER_BIT: Record<TimerId, number> = {
+  [TimerId.backoff]: 1,
+  [TimerId.start]: 2,
+  [TimerId.statusPoll]: 4,
+  [TimerId.progress]: 8,
+  [TimerId.status]: 16,
+  [TimerId.resumeDeadline]: 32,
+};
+const TIMER_IDS = Object.keys(TIMER_BIT) as TimerId[];
+
 const TERMINAL: ReadonlySet<Phase> = new Set([Phase.done, Phase.failed, Phase.aborted]);
 const CONNECTED: ReadonlySet<Phase> = new Set([Phase.starting, Phase.running, Phase.stopping]);
 
@@ -120,16 +131,11 @@ interface ConnectionState {
   flushOutstanding: string | undefined;
   /** The attempt tag of this connection's audio. */
   attempt: number;
-  /** Raw bytes of each segment received on this connection, in sequence order: the offset of the next. */
-  offsets: Map<string, number>;
-  /** Audio bytes each segment carries as its `usage` on this connection said them, when it did. */
-  stated: Map<string, number>;
   /** Puts this connection's `audio` frames back in `sequence` order. */
   order: AudioOrder<AudioEvent>;
   /** An `audio_sequence_gap` warning was given on this connection. */
-  gapReported?: boolean;
-  /** Segments whose audio was released past skipped sequences on this connection. */
-  skippedPast: Set<string>;
+  gapReported: boolean;
+  // What each segment had on this connection (its offset, its stated size, a skip) is its journal entry's, reset per connection.
 }
 
 interface ManifestItem {
@@ -166,7 +172,8 @@ export class ReliableMachine {
   #phase: Phase = Phase.idle;
   #conn: ConnectionState | undefined;
   #transportOpen = false;
-  readonly #timers = new Set<TimerId>();
+  /** The timers running, one bit each (`TIMER_BIT`). */
+  #timers = 0;
   #eventCounter = 0;
   #outSequence = 0;
   /** The last attempt tag given (a connection, or a stored file of the manifest). */
@@ -355,7 +362,7 @@ export class ReliableMachine {
       return;
     }
     const budget = this.#owedBudget();
-    if (this.#timers.has(TimerId.progress) && budget === this.#watchBudget) return;
+    if ((this.#timers & TIMER_BIT[TimerId.progress]) !== 0 && budget === this.#watchBudget) return;
     this.#watchBudget = budget;
     this.#progressSeen = false;
     this.#quietSlices = 0;
@@ -400,7 +407,8 @@ export class ReliableMachine {
     // A deployment may count audio across the whole request: a new connection is expected to go on from the last one.
     const last = this.#conn?.order.highest;
     const order = new AudioOrder<AudioEvent>(this.#reorderWindowFrames, last === undefined ? 1 : last + 1);
-    this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, attempt: ++this.#attempts, offsets: new Map(), stated: new Map(), order, skippedPast: new Set() };
+    this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, attempt: ++this.#attempts, order, gapReported: false };
+    this.#journal.resetConnection();
     this.#port.openTransport();
   }
 
@@ -486,7 +494,7 @@ export class ReliableMachine {
         const entry = this.#journal.get(event.segment_id);
         if (!entry || entry.completed) return;
         this.#advance();
-        if (event.audio_bytes !== undefined) this.#conn?.stated.set(entry.segmentId, event.audio_bytes);
+        if (event.audio_bytes !== undefined) entry.stated = event.audio_bytes;
         this.#port.emit({
           type: 'usage',
           segmentId: event.segment_id,
@@ -575,7 +583,7 @@ export class ReliableMachine {
     this.#advance();
     conn.awaitingAck = false;
     const entry = this.#journal.firstUnflushed();
-    if (entry && entry.framesSent === entry.frames.length) this.#mark(entry, WaterfallStage.inputAck);
+    if (entry && entry.framesSent === entry.frameCount) this.#mark(entry, WaterfallStage.inputAck);
     this.#pump();
   }
 
@@ -591,9 +599,11 @@ export class ReliableMachine {
       return;
     }
     // The bytes the server says the segment carries: `segment_completed`'s, else its `usage`'s.
-    const expected = event.audio_bytes ?? conn.stated.get(event.segment_id);
+    const expected = event.audio_bytes ?? entry?.stated;
     if (entry && expected !== undefined && this.#short(conn, entry, expected)) return;
     this.#drainAudio(event.segment_id);
+    // Its window is done with: frames of a completed segment are dropped before ordering (`#onAudio`).
+    conn.order.discardSegment(event.segment_id);
     conn.flushOutstanding = undefined;
     this.#stalls = 0; // the server completes segments on the wire again
     if (entry) this.#complete(entry, event.units, expected);
@@ -611,12 +621,12 @@ export class ReliableMachine {
   #short(conn: ConnectionState, entry: JournalEntry, expected: number): boolean {
     const held = conn.order.heldOf(entry.segmentId).reduce((n, e) => n + e.audio.byteLength, 0);
     // Raw bytes of this attempt (a stream header included, as a deployment may count it), and what the listener has.
-    const onConnection = (conn.offsets.get(entry.segmentId) ?? 0) + held;
+    const onConnection = entry.attemptOffset + held;
     const heard = this.#port.audioOf(entry.segmentId);
     const haveRaw = Math.max(onConnection, heard.audioBytes + heard.headerBytes);
     if (haveRaw >= expected) return false;
     const have = haveRaw - heard.headerBytes;
-    if (onConnection > 0 && !conn.skippedPast.has(entry.segmentId)) {
+    if (onConnection > 0 && !entry.skippedPast) {
       conn.order.discardSegment(entry.segmentId);
       this.#retry(new AudioIncompleteError(entry.segmentId, expected, have, { requestId: this.requestId, retryable: true, why: 'asking for it again' }));
     } else {
@@ -662,8 +672,14 @@ export class ReliableMachine {
     const conn = this.#conn;
     if (!conn) return;
     const entry = this.#journal.get(event.segment_id);
-    if (entry) entry.audioArrived = true;
-    if (entry && !entry.completed) this.#advance();
+    if (!entry || entry.completed) {
+      // Not a segment that waits for audio: no window is kept for it (nor made: ids the server invents would grow the order's map).
+      if (entry) entry.audioArrived = true;
+      this.#port.emit({ type: 'warning', code: WarningCode.unexpectedAudio, message: `dropped audio of segment ${event.segment_id}` });
+      return;
+    }
+    entry.audioArrived = true;
+    this.#advance();
     this.#releaseOrdered(conn, conn.order.push(event.segment_id, event.sequence, event), event);
   }
 
@@ -683,7 +699,12 @@ export class ReliableMachine {
     }
     this.#reportGaps(verdict.gaps);
     // Audio released past skipped sequences: a hole before it cannot be filled in by a new attempt.
-    if (verdict.gaps.length > 0) for (const frame of verdict.release) conn.skippedPast.add(frame.segment_id);
+    if (verdict.gaps.length > 0) {
+      for (const frame of verdict.release) {
+        const entry = this.#journal.get(frame.segment_id);
+        if (entry) entry.skippedPast = true;
+      }
+    }
     for (const frame of verdict.release) {
       // A listener of one released frame may end the request (abort, barge-in): the rest are not emitted.
       if (TERMINAL.has(this.#phase) || this.#conn !== conn) return;
@@ -708,8 +729,8 @@ export class ReliableMachine {
       this.#port.emit({ type: 'warning', code: WarningCode.unexpectedAudio, message: `dropped audio of segment ${event.segment_id}` });
       return;
     }
-    const offset = conn.offsets.get(entry.segmentId) ?? 0;
-    conn.offsets.set(entry.segmentId, offset + event.audio.byteLength);
+    const offset = entry.attemptOffset;
+    entry.attemptOffset = offset + event.audio.byteLength;
     this.#handOver(entry, conn.attempt, offset, event.audio);
   }
 
@@ -734,8 +755,8 @@ export class ReliableMachine {
       if (conn.awaitingAck) return;
       const entry = this.#journal.firstUnflushed();
       if (!entry) break;
-      if (entry.framesSent < entry.frames.length) {
-        const text = entry.frames[entry.framesSent]!;
+      if (entry.framesSent < entry.frameCount) {
+        const text = entry.frameAt(entry.framesSent);
         entry.framesSent++;
         entry.state = SegmentState.sending;
         conn.sequence++;
@@ -825,7 +846,7 @@ export class ReliableMachine {
   }
 
   #onTimer(id: TimerId): void {
-    if (!this.#timers.delete(id)) return; // cancelled or stale
+    if (!this.#stopTimer(id)) return; // cancelled or stale
     if (id === TimerId.progress) {
       if (!this.#owed() || this.#readerPaused) return; // `handle()` cancels or re-arms
       // Without own progress, a slice in which another stream on this server
@@ -1034,22 +1055,30 @@ export class ReliableMachine {
 
   #mark(entry: JournalEntry, stage: WaterfallStage): void {
     // Each stage once per segment, except completion (which happens once anyway).
-    if (entry.marked.has(stage)) return;
-    entry.marked.add(stage);
+    if (!entry.mark(stage)) return;
     this.#port.emit({ type: 'mark', segmentId: entry.segmentId, stage });
   }
 
   #startTimer(id: TimerId, ms: number): void {
-    this.#timers.add(id);
+    this.#timers |= TIMER_BIT[id];
     this.#port.startTimer(id, ms);
   }
 
   #cancelTimer(id: TimerId): void {
-    if (this.#timers.delete(id)) this.#port.cancelTimer(id);
+    if (!this.#stopTimer(id)) return;
+    this.#port.cancelTimer(id);
+  }
+
+  /** Forget a timer; false when it was not running (cancelled, or a stale fire). */
+  #stopTimer(id: TimerId): boolean {
+    const bit = TIMER_BIT[id];
+    if ((this.#timers & bit) === 0) return false;
+    this.#timers &= ~bit;
+    return true;
   }
 
   #cancelAllTimers(): void {
-    for (const id of [...this.#timers]) this.#cancelTimer(id);
+    for (const id of TIMER_IDS) this.#cancelTimer(id);
   }
 }
 
