@@ -151,7 +151,9 @@ export interface TransportEvents {
  * A transport of segments. Calls come in this order: `open`, any number of
  * `send`, then `end` (or `abort` at any time). `send` may be called before the
  * previous segment completed: the transport queues, and keeps the protocol's
- * pacing rules itself.
+ * pacing rules itself. Its events are eventemitter3's: a listener may be
+ * added with a context (`on(event, fn, context)`, as SpeechStream does), so a
+ * transport of one's own extends eventemitter3's `EventEmitter`, not Node's.
  */
 export interface SegmentTransport extends EventEmitter<TransportEvents> {
   readonly name: TransportName;

@@ -11,7 +11,7 @@ import type { StartRequest } from '../protocol/events.js';
 import { countChars, LIMITS } from '../protocol/limits.js';
 import type { MachineEvent } from '../realtime/reliable/types.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from '../stream/token-segmenter.js';
-import { estimateWordTimings, heardAtWord, pcmSamples, type WordTiming } from '../stream/word-timing.js';
+import { estimateWordTimings, FrameEnergies, heardAtWord, type WordTiming } from '../stream/word-timing.js';
 import type { ReadyInfo } from '../transport.js';
 import { BrowserSession, type BrowserSessionOptions, type SessionAudio } from './session.js';
 
@@ -92,8 +92,8 @@ export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
   readonly #queue: BrowserAudio[] = [];
   #wake: (() => void) | undefined;
   #ready: ReadyInfo | undefined;
-  /** PCM of each segment not yet completed, for its word timings. */
-  readonly #pcm = new Map<string, Uint8Array[]>();
+  /** Energy of each pcm segment's audio until it completes, for its word timings (not the PCM itself). */
+  readonly #energies = new Map<string, FrameEnergies>();
   #readyWaiters: { resolve: (r: ReadyInfo) => void; reject: (e: VoxpipeError) => void }[] = [];
   #opened = false;
   #firstTextMs: number | undefined;
@@ -270,10 +270,11 @@ export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
     if (w) {
       w.firstAudioMs ??= this.#now();
       w.audioBytes += audio.data.byteLength;
-      if (this.#ready?.format === 'pcm') {
-        const parts = this.#pcm.get(audio.segmentId);
-        if (parts) parts.push(audio.data);
-        else this.#pcm.set(audio.segmentId, [audio.data]);
+      const info = this.#ready;
+      if (info?.format === 'pcm') {
+        let energies = this.#energies.get(audio.segmentId);
+        if (!energies) this.#energies.set(audio.segmentId, (energies = new FrameEnergies(info.sampleRate, info.channels)));
+        energies.push(audio.data);
       }
     }
     if (this.#firstAudioMs === undefined) {
@@ -323,19 +324,12 @@ export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
     }
   }
 
-  /** Word timings of a completed pcm segment, from its text and audio; its audio is not kept after. */
+  /** Word timings of a completed pcm segment, from its text and the energy of its audio (dropped after). */
   #estimateWords(w: BrowserSegmentWaterfall): void {
-    const parts = this.#pcm.get(w.segmentId);
-    this.#pcm.delete(w.segmentId);
-    const info = this.#ready;
-    if (!parts || !info || info.format !== 'pcm') return;
-    const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-    let at = 0;
-    for (const part of parts) {
-      bytes.set(part, at);
-      at += part.byteLength;
-    }
-    w.words = estimateWordTimings(w.text, { samples: pcmSamples(bytes), sampleRate: info.sampleRate, channels: info.channels });
+    const energies = this.#energies.get(w.segmentId);
+    this.#energies.delete(w.segmentId);
+    if (!energies || this.#ready?.format !== 'pcm') return;
+    w.words = estimateWordTimings(w.text, energies);
   }
 
   #finish(): void {

@@ -92,28 +92,40 @@ export function linkAbortSignal(signal: AbortSignal, abort: (reason: unknown) =>
  * starting an id again replaces it; a timer that fires calls `fire(id)`.
  */
 export class MachineTimers<Id> {
-  readonly #timers = new Map<Id, ReturnType<typeof setTimeout>>();
+  // A machine runs a few timers at once: two short arrays, not a Map (memory per stream, issue 29).
+  readonly #ids: Id[] = [];
+  readonly #handles: ReturnType<typeof setTimeout>[] = [];
   constructor(private readonly fire: (id: Id) => void) {}
 
   start(id: Id, ms: number): void {
-    clearTimeout(this.#timers.get(id));
-    this.#timers.set(
-      id,
-      setTimeout(() => {
-        this.#timers.delete(id);
-        this.fire(id);
-      }, ms),
-    );
+    this.cancel(id);
+    const handle = setTimeout(() => {
+      this.#forget(id, handle);
+      this.fire(id);
+    }, ms);
+    this.#ids.push(id);
+    this.#handles.push(handle);
   }
 
   cancel(id: Id): void {
-    clearTimeout(this.#timers.get(id));
-    this.#timers.delete(id);
+    const i = this.#ids.indexOf(id);
+    if (i < 0) return;
+    clearTimeout(this.#handles[i]);
+    this.#ids.splice(i, 1);
+    this.#handles.splice(i, 1);
   }
 
   /** Cancel every timer (the session ended). */
   clear(): void {
-    for (const timer of this.#timers.values()) clearTimeout(timer);
-    this.#timers.clear();
+    for (const handle of this.#handles) clearTimeout(handle);
+    this.#ids.length = 0;
+    this.#handles.length = 0;
+  }
+
+  #forget(id: Id, handle: ReturnType<typeof setTimeout>): void {
+    const i = this.#ids.indexOf(id);
+    if (i < 0 || this.#handles[i] !== handle) return;
+    this.#ids.splice(i, 1);
+    this.#handles.splice(i, 1);
   }
 }

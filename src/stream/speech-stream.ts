@@ -35,7 +35,7 @@ import { wavHeaderLength } from '../protocol/wav.js';
 import type { ReadyInfo, SegmentResult, SegmentTransport, TransportAudio, TransportName, TransportSummary, UsageInfo } from '../transport.js';
 import { AudioLedger, type LedgerEntry, type SegmentLedger } from '../splice.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
-import { estimateWordTimings, heardAtWord, pcmSamples, type WordTiming } from './word-timing.js';
+import { estimateWordTimings, FrameEnergies, heardAtWord, type WordTiming } from './word-timing.js';
 
 /** Times of one segment, in ms since the stream was created (`performance.now()` based). */
 export interface SegmentWaterfall {
@@ -170,8 +170,8 @@ interface SegmentState {
   /** Its audio had begun on a transport that failed: the fallback charges it again. */
   recharged: boolean;
   waterfall: SegmentWaterfall;
-  /** Its PCM as the listener gets it (pcm, wav), kept until it completes to estimate its word timings. */
-  pcm?: Buffer[] | undefined;
+  /** The energy of its audio as the listener gets it (pcm, wav), taken until it completes to estimate its word timings (not the PCM itself). */
+  energies?: FrameEnergies | undefined;
   words?: WordTiming[];
   /** Bytes of a stream header at the start of its audio (not speech). */
   wordsHeaderBytes?: number;
@@ -337,22 +337,46 @@ export class SpeechStream extends Duplex {
   #attach(t: SegmentTransport): void {
     // The one ledger: a transport that must know what the listener has asks it, and hands its audio raw.
     t.bindLedger?.(this.#ledger);
-    t.on('audio', (chunk) => this.#onAudio(chunk));
-    t.on('segment-accepted', (id) => {
-      const s = this.#bySegmentId.get(id);
-      if (s && s.waterfall.acceptedMs === undefined) s.waterfall.acceptedMs = this.#now();
-    });
-    t.on('usage', (u) => this.emit('usage', u));
-    t.on('warning', (w) => this.emit('warning', w));
-    t.on('discontinuity', (d) => this.emit('discontinuity', d));
-    t.on('resumed', (r) => {
-      this.#resumed++;
-      this.emit('resumed', r);
-    });
-    t.on('retry', (r) => {
-      this.#retries++;
-      this.emit('retry', r);
-    });
+    // Static handlers called with this stream as their context (eventemitter3's third argument, which the
+    // SegmentTransport contract is): no closure per event and stream (~450 bytes per stream, issue 29).
+    t.on('audio', SpeechStream.#onTransportAudio, this);
+    t.on('segment-accepted', SpeechStream.#onAccepted, this);
+    t.on('usage', SpeechStream.#onUsage, this);
+    t.on('warning', SpeechStream.#onWarning, this);
+    t.on('discontinuity', SpeechStream.#onDiscontinuity, this);
+    t.on('resumed', SpeechStream.#onResumed, this);
+    t.on('retry', SpeechStream.#onRetry, this);
+  }
+
+  static #onTransportAudio(this: SpeechStream, chunk: TransportAudio): void {
+    this.#onAudio(chunk);
+  }
+
+  static #onAccepted(this: SpeechStream, id: string): void {
+    const s = this.#bySegmentId.get(id);
+    if (s && s.waterfall.acceptedMs === undefined) s.waterfall.acceptedMs = this.#now();
+  }
+
+  static #onUsage(this: SpeechStream, u: UsageInfo): void {
+    this.emit('usage', u);
+  }
+
+  static #onWarning(this: SpeechStream, w: { code: string; message: string }): void {
+    this.emit('warning', w);
+  }
+
+  static #onDiscontinuity(this: SpeechStream, d: { segmentId: string; droppedBytes: number }): void {
+    this.emit('discontinuity', d);
+  }
+
+  static #onResumed(this: SpeechStream, r: { attempt: number; requestId: string; pendingSegments: string[] }): void {
+    this.#resumed++;
+    this.emit('resumed', r);
+  }
+
+  static #onRetry(this: SpeechStream, r: { attempt: number; error: VoxpipeError; delayMs: number }): void {
+    this.#retries++;
+    this.emit('retry', r);
   }
 
   // ------------------------------------------------------------ writable side
@@ -553,7 +577,7 @@ export class SpeechStream extends Duplex {
     const state = this.#bySegmentId.get(chunk.segmentId);
     if (state) {
       state.waterfall.firstAudioMs ??= this.#now();
-      this.#keepPcm(state, out, entry.restart !== undefined);
+      this.#meterPcm(state, out, entry.restart !== undefined);
     }
     if (this.#waterfall.firstAudioMs === undefined) {
       this.#waterfall.firstAudioMs = this.#now();
@@ -572,24 +596,26 @@ export class SpeechStream extends Duplex {
     if (!this.push(out.data)) this.#pauseTransport();
   }
 
-  /** Keep a pcm or wav segment's audio until it completes (a restart starts it again). */
-  #keepPcm(state: SegmentState, chunk: AudioChunk, restart: boolean): void {
+  /** Take the energy of a pcm or wav segment's audio until it completes (a restart starts it again; a stream header is not audio). */
+  #meterPcm(state: SegmentState, chunk: AudioChunk, restart: boolean): void {
     if (chunk.format !== 'pcm' && chunk.format !== 'wav') return;
-    if (restart || !state.pcm) state.pcm = [];
-    state.pcm.push(chunk.data);
+    let data = chunk.data;
+    if (restart || !state.energies) {
+      const layout = this.#ready ?? chunk;
+      state.energies = new FrameEnergies(layout.sampleRate, layout.channels);
+      const header = chunk.format === 'wav' ? (wavHeaderLength(data) ?? 0) : 0;
+      state.wordsHeaderBytes = header;
+      data = data.subarray(header);
+    }
+    state.energies.push(data);
   }
 
-  /** Word timings of a completed segment from its text and audio; its audio is not kept after. */
+  /** Word timings of a completed segment from its text and the energy of its audio (dropped after). */
   #estimateWords(state: SegmentState): void {
-    const parts = state.pcm;
-    state.pcm = undefined;
-    const info = this.#ready;
-    if (!parts || parts.length === 0 || !info) return;
-    let bytes = Buffer.concat(parts);
-    const header = wavHeaderLength(bytes) ?? 0;
-    state.wordsHeaderBytes = header;
-    bytes = bytes.subarray(header);
-    state.words = estimateWordTimings(state.text, { samples: pcmSamples(bytes), sampleRate: info.sampleRate, channels: info.channels });
+    const energies = state.energies;
+    state.energies = undefined;
+    if (!energies || !this.#ready) return;
+    state.words = estimateWordTimings(state.text, energies);
   }
 
   /** Characters of a segment heard when `deliveredBytes` of its audio reached the reader, at a word's end. */

@@ -117,23 +117,76 @@ export function tokenize(text: string): Token[] {
   return tokens;
 }
 
-/** Energy of each 10 ms frame, in dB (mono mix). */
-function frameEnergies(audio: WordTimingAudio): { db: Float64Array; frameMs: number } {
-  const channels = Math.max(1, audio.channels ?? 1);
-  const frameSamples = Math.max(1, Math.round((audio.sampleRate * FRAME_MS) / 1000));
-  const frames = Math.floor(audio.samples.length / channels / frameSamples);
-  const db = new Float64Array(frames);
-  for (let f = 0; f < frames; f++) {
-    let sum = 0;
-    const from = f * frameSamples * channels;
-    const to = from + frameSamples * channels;
-    for (let i = from; i < to; i++) {
-      const v = audio.samples[i]!;
-      sum += v * v;
-    }
-    db[f] = 10 * Math.log10(sum / (frameSamples * channels) + 1);
+/**
+ * The energy of each 10 ms frame of PCM, in dB (mono mix), taken as the
+ * audio streams in: all the estimate reads of the audio. A stream keeps this
+ * instead of a segment's PCM until the segment completes: 8 bytes per 10 ms
+ * (800 B a second) instead of 48 KB a second of 24 kHz mono s16, so a long
+ * segment holds ~1/60 of its audio (memory per stream, issue 29). Frames
+ * that the audio does not fill at its end are left out, as before.
+ */
+export class FrameEnergies {
+  /** Length of a frame, ms (10, rounded to whole samples). */
+  readonly frameMs: number;
+  /** Sample values (all channels) per frame. */
+  readonly #perFrame: number;
+  #db = new Float64Array(32);
+  #frames = 0;
+  /** Sum of squares and values taken of the frame being filled. */
+  #sum = 0;
+  #taken = 0;
+  /** The low byte of a sample split between two chunks (-1: none). */
+  #carry = -1;
+
+  constructor(sampleRate: number, channels = 1) {
+    const frameSamples = Math.max(1, Math.round((sampleRate * FRAME_MS) / 1000));
+    this.#perFrame = frameSamples * Math.max(1, channels);
+    this.frameMs = (frameSamples * 1000) / sampleRate;
   }
-  return { db, frameMs: (frameSamples * 1000) / audio.sampleRate };
+
+  /** Take s16le bytes (any length: a sample split between two chunks is joined). */
+  push(bytes: Uint8Array): void {
+    let i = 0;
+    if (this.#carry >= 0 && bytes.length > 0) {
+      this.#take(((this.#carry | (bytes[0]! << 8)) << 16) >> 16);
+      this.#carry = -1;
+      i = 1;
+    }
+    const end = bytes.length - ((bytes.length - i) % 2);
+    for (; i < end; i += 2) this.#take(((bytes[i]! | (bytes[i + 1]! << 8)) << 16) >> 16);
+    if (end < bytes.length) this.#carry = bytes[end]!;
+  }
+
+  /** Take samples already read. */
+  pushSamples(samples: Int16Array): void {
+    for (let i = 0; i < samples.length; i++) this.#take(samples[i]!);
+  }
+
+  /** The energies of the whole frames taken so far. */
+  get db(): Float64Array {
+    return this.#db.subarray(0, this.#frames);
+  }
+
+  #take(v: number): void {
+    this.#sum += v * v;
+    if (++this.#taken < this.#perFrame) return;
+    if (this.#frames === this.#db.length) {
+      const grown = new Float64Array(this.#db.length * 2);
+      grown.set(this.#db);
+      this.#db = grown;
+    }
+    this.#db[this.#frames++] = 10 * Math.log10(this.#sum / this.#perFrame + 1);
+    this.#sum = 0;
+    this.#taken = 0;
+  }
+}
+
+/** Energy of each 10 ms frame, in dB (mono mix). */
+function frameEnergies(audio: WordTimingAudio | FrameEnergies): { db: Float64Array; frameMs: number } {
+  if (audio instanceof FrameEnergies) return { db: audio.db, frameMs: audio.frameMs };
+  const meter = new FrameEnergies(audio.sampleRate, audio.channels ?? 1);
+  meter.pushSamples(audio.samples);
+  return { db: meter.db, frameMs: meter.frameMs };
 }
 
 interface Pause {
@@ -142,7 +195,7 @@ interface Pause {
 }
 
 /** Speech extent and interior pauses of the audio. */
-function analyse(audio: WordTimingAudio): { speechStart: number; speechEnd: number; pauses: Pause[]; gaps: Pause[]; db: Float64Array; frameMs: number } {
+function analyse(audio: WordTimingAudio | FrameEnergies): { speechStart: number; speechEnd: number; pauses: Pause[]; gaps: Pause[]; db: Float64Array; frameMs: number } {
   const { db, frameMs } = frameEnergies(audio);
   let peak = 0;
   for (const v of db) peak = Math.max(peak, v);
@@ -240,10 +293,11 @@ function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: 
 }
 
 /**
- * Estimate where each word of `text` lies in `audio` (the segment's whole PCM).
+ * Estimate where each word of `text` lies in `audio` (the segment's whole
+ * PCM, or its frame energies taken as it streamed: `FrameEnergies`).
  * Words are runs of non-space characters; an empty text gives no words.
  */
-export function estimateWordTimings(text: string, audio: WordTimingAudio): WordTiming[] {
+export function estimateWordTimings(text: string, audio: WordTimingAudio | FrameEnergies): WordTiming[] {
   const tokens = tokenize(text);
   if (tokens.length === 0) return [];
   const { speechStart, speechEnd, pauses, gaps, db, frameMs } = analyse(audio);

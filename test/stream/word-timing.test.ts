@@ -5,6 +5,7 @@ import { ToneEngine } from '../../src/server/engines/tone.js';
 import {
   CONFIDENCE_PAUSE,
   estimateWordTimings,
+  FrameEnergies,
   heardAtWord,
   pcmSamples,
   proportionalWordTimings,
@@ -81,6 +82,30 @@ describe('word timing estimate', () => {
     const errors = wordBoundaryErrors(words, truth);
     expect(errors).toHaveLength(14);
     expect(Math.max(...errors)).toBeLessThanOrEqual(10);
+  });
+
+  it('the frame energies taken as the audio streams in, in chunks of any length (odd ones split a sample), give the same words as the whole PCM', async () => {
+    const text = 'Let me read your account details. Your plan renews on the first of every month.';
+    const parts: Buffer[] = [];
+    for await (const part of new ToneEngine().synthesize(text, { voice: { basePitchHz: 120, rate: 1, espeakVoice: 'en-us' } })) parts.push(part);
+    const bytes = Buffer.concat(parts);
+    const whole = estimateWordTimings(text, { samples: pcmSamples(bytes), sampleRate: 24_000 });
+    for (const seed of [1, 2, 3]) {
+      const meter = new FrameEnergies(24_000, 1);
+      let random = seed;
+      for (let at = 0; at < bytes.length; ) {
+        random = (random * 16807) % 2147483647;
+        const size = 1 + (random % 4001); // 1 to 4,001 bytes: odd sizes split samples
+        meter.push(bytes.subarray(at, at + size));
+        at += size;
+      }
+      expect(meter.db).toHaveLength(Math.floor(bytes.length / 2 / 240));
+      expect(estimateWordTimings(text, meter)).toEqual(whole);
+    }
+    // What it keeps: 8 bytes per 10 ms frame, not the audio.
+    const meter = new FrameEnergies(24_000, 1);
+    meter.push(bytes);
+    expect(meter.db.byteLength).toBeLessThan(bytes.length / 50);
   });
 
   it('cuts heard text at the end of the last word wholly played, with its confidence', () => {
