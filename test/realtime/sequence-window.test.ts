@@ -389,7 +389,7 @@ interface Numbering {
  * arrival order: local reorders, repeats near and far, frames that come
  * late, and now and then a drain between frames.
  */
-function drawNumbering(random: () => number, frames: number, gappy: boolean): Numbering {
+function drawNumbering(random: () => number, frames: number, gappy: boolean, lateRate = 0.02): Numbering {
   const pick = <V>(values: readonly V[]): V => values[Math.floor(random() * values.length)]!;
   const start = pick([0, 1, 1, 2, 7, 1000, 4294967303, Math.floor(random() * 100_000)]);
   let step: number | 'random' = pick([1, 1, 1, 1, 2, 3, 10, 'random'] as const);
@@ -411,11 +411,11 @@ function drawNumbering(random: () => number, frames: number, gappy: boolean): Nu
     } else if (r < 0.12) {
       // a repeat of a frame near or far back
       arrivals.splice(i, 0, arrivals[Math.floor(random() * i)]!);
-    } else if (r < 0.14) {
+    } else if (r < 0.12 + lateRate) {
       // a frame that comes much later than its place
       const [late] = arrivals.splice(Math.floor(random() * i), 1);
       arrivals.splice(Math.min(arrivals.length, i + Math.floor(random() * 40)), 0, late!);
-    } else if (r < 0.145) {
+    } else if (r < 0.125 + lateRate) {
       arrivals.splice(i, 0, 'drain');
     }
   }
@@ -499,14 +499,17 @@ describe('SequenceWindow against the Set-based window it replaced (issue 29)', (
     const random = seeded(0x9a95);
     let floorRepeats = 0;
     let maxRuns = 0;
+    let maxLate = 0;
     for (let run = 0; run < 100; run++) {
-      const result = compare(drawNumbering(random, 2000, true), `run ${run}`);
+      const result = compare(drawNumbering(random, 2000, true, run % 2 === 0 ? 0.02 : 0.1), `run ${run}`);
       expect(result.maxRuns).toBeLessThanOrEqual(64);
       expect(result.maxLate).toBeLessThanOrEqual(64);
       floorRepeats += result.floorRepeats;
       maxRuns = Math.max(maxRuns, result.maxRuns);
+      maxLate = Math.max(maxLate, result.maxLate);
     }
-    expect(maxRuns).toBe(64); // the bound was reached: the merge was exercised
+    // Both bounds were reached: both merges were exercised.
+    expect([maxRuns, maxLate]).toEqual([64, 64]);
     expect(floorRepeats).toBeGreaterThan(0);
   });
 });
@@ -552,6 +555,24 @@ describe('SequenceWindow memory (issue 29)', () => {
     const recent = sequences[sequences.length - 2]! + 1;
     expect(w.push(recent, `f${recent}`)).toEqual({ release: [], duplicate: false, gaps: [], late: true });
     expect(w.push(recent, `f${recent}`).duplicate).toBe(true);
+  });
+
+  it('the floor never reaches a frame that can still be released: right after each merge, a frame between two steps is released in order', () => {
+    // Step 2 with a gap every two frames (1, 3, 11, 13, 21, 23, ...): every gap closes a run, so runs merge into the floor again and again.
+    for (let runs = 1; runs <= 140; runs++) {
+      const w = new SequenceWindow<string>(0, 1, 2);
+      const model = new ReferenceWindow<string>(0, 1, 2);
+      for (let k = 0; k < runs; k++) {
+        for (const s of [1 + 10 * k, 3 + 10 * k]) expect(w.push(s, `f${s}`)).toEqual(model.push(s, `f${s}`));
+      }
+      // The first frame of the next run closes the last one (a merge when there are too many), then one comes between two steps.
+      const next = 1 + 10 * runs;
+      expect(w.push(next, `f${next}`)).toEqual(model.push(next, `f${next}`));
+      const between = next + 1; // the numbering was not stepped after all: released, never a repeat
+      expect(w.push(between, `f${between}`), `after ${runs} runs`).toEqual({ release: [`f${between}`], duplicate: false, gaps: [] });
+      expect(model.push(between, `f${between}`)).toEqual({ release: [`f${between}`], duplicate: false, gaps: [] });
+      expect(w.trackedRuns).toBeLessThanOrEqual(64);
+    }
   });
 
   it('late frames kept at most 64: the lower half merge into the floor, recent ones still late then repeats', () => {
