@@ -28,6 +28,19 @@
  *   d > 1), the window counts in steps of d from then on (a frame or two
  *   held once, instead of a whole window and a gap warning). A frame that
  *   then comes between two steps un-learns it (released in order, not late).
+ *
+ * Memory (issue 29: one window per segment, thousands of streams): what does
+ * not grow with the frames of a segment in order. What was seen is the frames
+ * held, the sequences released and the late ones, so no Set of every
+ * sequence: releases go up, so they are kept as runs (start, step, end), the
+ * current one in two fields, closed ones (a gap, a step changed) in a flat
+ * array created when the first closes; late ones in a Set created by the
+ * first. At most 64 runs and 64 late ones: past that, the oldest merge into
+ * a floor below which everything counts as seen (what it costs: see
+ * `#raiseFloor`). The held frames' Map is created by the first frame that
+ * must wait and dropped once empty; a frame in order with nothing held is
+ * released without it. 112 bytes a window in order, whatever its length
+ * (20.8 KB with a Set of every sequence, for 1,000 frames).
  */
 
 /** Frames held while waiting for a missing one; default of `reorderWindowFrames`. */
