@@ -28,6 +28,19 @@
  *   d > 1), the window counts in steps of d from then on (a frame or two
  *   held once, instead of a whole window and a gap warning). A frame that
  *   then comes between two steps un-learns it (released in order, not late).
+ *
+ * Memory (issue 29: one window per segment, thousands of streams): what does
+ * not grow with the frames of a segment in order. What was seen is the frames
+ * held, the sequences released and the late ones, so no Set of every
+ * sequence: releases go up, so they are kept as runs (start, step, end), the
+ * current one in two fields, closed ones (a gap, a step changed) in a flat
+ * array created when the first closes; late ones in a Set created by the
+ * first. At most 64 runs and 64 late ones: past that, the oldest merge into
+ * a floor below which everything counts as seen (what it costs: see
+ * `#raiseFloor`). The held frames' Map is created by the first frame that
+ * must wait and dropped once empty; a frame in order with nothing held is
+ * released without it. 112 bytes a window in order, whatever its length
+ * (20.8 KB with a Set of every sequence, for 1,000 frames).
  */
 
 /** Frames held while waiting for a missing one; default of `reorderWindowFrames`. */
@@ -51,26 +64,54 @@ export interface SequenceVerdict<T> {
   late?: boolean;
 }
 
+/**
+ * Runs of released sequences a window keeps at most (see `SequenceWindow`,
+ * memory): past it, the older half merge into the floor.
+ */
+const TRACKED_RUNS = 64;
+/** Late sequences a window keeps at most: past it, the lower half merge into the floor. */
+const TRACKED_LATE = 64;
+
 export class SequenceWindow<T> {
   /** Frames held at most; 0 once a gap was skipped (a numbering with gaps would hold every frame). */
   #windowFrames: number;
-  readonly #held = new Map<number, T>();
-  readonly #seen = new Set<number>();
+  /** Frames waiting for an earlier one: created by the first frame that must wait, dropped once empty. */
+  #held: Map<number, T> | undefined;
   #next: number;
-  #released = false;
   /** The numbering's step: 1 until a constant larger step is seen. */
   #step: number;
+  /** The last sequence released (the end of the current run); undefined until one was. */
   #lastReleased: number | undefined;
   #firstReleased: number | undefined;
+  /** Where the current run of released sequences starts, and its step (0 while it is one sequence). */
+  #runStart: number;
+  #runStep: number;
+  /**
+   * The floor (every sequence below it counts as seen; -Infinity until
+   * runs or late ones were merged), then `start, step, end` of each run
+   * closed, oldest first. Created when the first run closes (a gap, a
+   * step changed).
+   */
+  #past: number[] | undefined;
+  /** Sequences that came late (seen, never released): created by the first. */
+  #late: Set<number> | undefined;
 
   /**
    * @param windowFrames frames held at most while one is missing; default 16 (0: never hold, skip every gap at once)
    * @param first the sequence expected first; default 1 (moved by the first frames, see the class comment)
    */
   constructor(windowFrames: number = DEFAULT_REORDER_WINDOW_FRAMES, first = 1, step = 1) {
+    // Every field set here, in one order: one hidden class, fields in the object.
     this.#windowFrames = Math.max(0, Math.floor(windowFrames));
+    this.#held = undefined;
     this.#next = first;
     this.#step = Number.isSafeInteger(step) && step > 1 ? step : 1;
+    this.#lastReleased = undefined;
+    this.#firstReleased = undefined;
+    this.#runStart = 0;
+    this.#runStep = 0;
+    this.#past = undefined;
+    this.#late = undefined;
   }
 
   /** The first sequence released (where this numbering starts), once one was. */
@@ -85,7 +126,7 @@ export class SequenceWindow<T> {
 
   /** Frames held, waiting for an earlier one. */
   get held(): number {
-    return this.#held.size;
+    return this.#held === undefined ? 0 : this.#held.size;
   }
 
   /** The next sequence expected. */
@@ -93,14 +134,33 @@ export class SequenceWindow<T> {
     return this.#next;
   }
 
+  /** Diagnostics: runs of released sequences kept to tell repeats (1 for a numbering in order; at most 64). */
+  get trackedRuns(): number {
+    const closed = this.#past === undefined ? 0 : (this.#past.length - 1) / 3;
+    return closed + (this.#lastReleased === undefined ? 0 : 1);
+  }
+
+  /** Diagnostics: late sequences kept to tell repeats (at most 64). */
+  get trackedLate(): number {
+    return this.#late === undefined ? 0 : this.#late.size;
+  }
+
   push(sequence: number, item: T): SequenceVerdict<T> {
     if (!Number.isSafeInteger(sequence)) {
       // Not orderable: released where it came (the reader never produces one).
       return { release: [item], duplicate: false, gaps: [] };
     }
-    if (this.#seen.has(sequence)) return { release: [], duplicate: true, gaps: [] };
-    this.#seen.add(sequence);
-    if (this.#step > 1 && this.#lastReleased !== undefined && sequence > this.#lastReleased && sequence < this.#next) {
+    if (sequence === this.#next && this.#held === undefined) {
+      // In order with nothing held: released at once, no Map touched. Never a
+      // repeat: what was released, came late or lies below the floor is below
+      // `next` (all of it at most the last released), and nothing is held.
+      this.#record(sequence);
+      this.#next = sequence + this.#step;
+      return { release: [item], duplicate: false, gaps: [] };
+    }
+    if (this.#seen(sequence)) return { release: [], duplicate: true, gaps: [] };
+    const last = this.#lastReleased;
+    if (this.#step > 1 && last !== undefined && sequence > last && sequence < this.#next) {
       // Between two steps: the numbering was not stepped after all (it skips
       // as it likes). Still in order: released, and nothing held from now on.
       this.#step = 1;
@@ -108,46 +168,136 @@ export class SequenceWindow<T> {
       this.#next = sequence;
     }
     if (sequence < this.#next) {
-      if (this.#released) return { release: [], duplicate: false, gaps: [], late: true };
+      if (last !== undefined) {
+        this.#addLate(sequence);
+        return { release: [], duplicate: false, gaps: [], late: true };
+      }
       this.#next = sequence; // the numbering starts lower than expected
-    } else if (!this.#released && this.#held.size === 0 && sequence - this.#next > this.#windowFrames) {
+    } else if (last === undefined && this.held === 0 && sequence - this.#next > this.#windowFrames) {
       this.#next = sequence; // further ahead than any reordering: the numbering starts here
     }
-    this.#held.set(sequence, item);
-    this.#learnStep();
-    const release = this.#releaseRun();
+    const held = (this.#held ??= new Map<number, T>());
+    held.set(sequence, item);
+    this.#learnStep(held);
+    const release = this.#releaseRun(held);
     const gaps: SequenceGap[] = [];
-    while (this.#held.size > this.#windowFrames) {
-      if (this.#startsAtLowest()) {
-        release.push(...this.#releaseRun());
+    while (held.size > this.#windowFrames) {
+      if (this.#startsAtLowest(held)) {
+        release.push(...this.#releaseRun(held));
         continue;
       }
-      gaps.push(this.#skipToLowest());
-      release.push(...this.#releaseRun());
+      gaps.push(this.#skipToLowest(held));
+      release.push(...this.#releaseRun(held));
       this.#windowFrames = 0;
     }
+    if (held.size === 0) this.#held = undefined;
     return { release, duplicate: false, gaps };
   }
 
   /** The frames held, in no particular order. */
   heldItems(): T[] {
-    return [...this.#held.values()];
+    return this.#held === undefined ? [] : [...this.#held.values()];
   }
 
   /** Release everything held, in order, skipping the sequences still missing (end of a segment or request). */
   drain(): SequenceVerdict<T> {
-    this.#learnStepAtEnd();
-    const release: T[] = this.#releaseRun();
+    const held = this.#held;
+    if (held === undefined) return { release: [], duplicate: false, gaps: [] };
+    this.#learnStepAtEnd(held);
+    const release: T[] = this.#releaseRun(held);
     const gaps: SequenceGap[] = [];
-    while (this.#held.size > 0) {
-      if (this.#startsAtLowest()) {
-        release.push(...this.#releaseRun());
+    while (held.size > 0) {
+      if (this.#startsAtLowest(held)) {
+        release.push(...this.#releaseRun(held));
         continue;
       }
-      gaps.push(this.#skipToLowest());
-      release.push(...this.#releaseRun());
+      gaps.push(this.#skipToLowest(held));
+      release.push(...this.#releaseRun(held));
     }
+    this.#held = undefined;
     return { release, duplicate: false, gaps };
+  }
+
+  /** Whether `sequence` was seen: held, released (in a run kept, or below the floor), or late. */
+  #seen(sequence: number): boolean {
+    if (this.#held?.has(sequence)) return true;
+    const last = this.#lastReleased;
+    if (last === undefined) return false; // nothing released: nothing late, no run
+    const start = this.#runStart;
+    if (sequence >= start && sequence <= last && (this.#runStep === 0 || (sequence - start) % this.#runStep === 0)) return true;
+    const past = this.#past;
+    if (past !== undefined) {
+      if (sequence < past[0]!) return true;
+      for (let i = 1; i < past.length; i += 3) {
+        const from = past[i]!;
+        if (sequence >= from && sequence <= past[i + 2]! && (sequence - from) % past[i + 1]! === 0) return true;
+      }
+    }
+    return this.#late !== undefined && this.#late.has(sequence);
+  }
+
+  /** A sequence released: extends the current run, or closes it and starts one. */
+  #record(sequence: number): void {
+    const last = this.#lastReleased;
+    if (last === undefined) {
+      this.#firstReleased = sequence;
+    } else if (sequence > last && (this.#runStep === 0 || sequence - last === this.#runStep)) {
+      this.#runStep = sequence - last;
+      this.#lastReleased = sequence;
+      return;
+    } else {
+      this.#closeRun(last);
+    }
+    this.#runStart = sequence;
+    this.#runStep = 0;
+    this.#lastReleased = sequence;
+  }
+
+  #closeRun(end: number): void {
+    const past = (this.#past ??= [-Infinity]);
+    past.push(this.#runStart, this.#runStep === 0 ? 1 : this.#runStep, end);
+    if (past.length < 1 + 3 * TRACKED_RUNS) return;
+    // One run more than kept (with the current one): the older half merge into the floor.
+    let floor = -Infinity;
+    for (let i = 1; i < 1 + 3 * (TRACKED_RUNS / 2); i += 3) floor = Math.max(floor, past[i + 2]! + 1);
+    this.#raiseFloor(floor);
+  }
+
+  #addLate(sequence: number): void {
+    const late = (this.#late ??= new Set<number>());
+    late.add(sequence);
+    if (late.size <= TRACKED_LATE) return;
+    // The lower half merge into the floor.
+    const sorted = [...late].sort((x, y) => x - y);
+    this.#raiseFloor(sorted[TRACKED_LATE / 2 - 1]! + 1);
+  }
+
+  /**
+   * Every sequence below `floor` counts as seen from now on: the runs and
+   * late ones below it are forgotten. What that costs: a frame below it
+   * never seen (it would have been `late`) is dropped as a repeat instead.
+   * Dropped either way (it cannot be put back in order), and the segment's
+   * byte count still tells the shortfall. The floor is never above the last
+   * sequence released + 1, so no frame that could still be released or held
+   * is below it.
+   */
+  #raiseFloor(floor: number): void {
+    const past = (this.#past ??= [-Infinity]);
+    if (floor <= past[0]!) return;
+    past[0] = floor;
+    let kept = 1;
+    for (let i = 1; i < past.length; i += 3) {
+      if (past[i + 2]! < floor) continue;
+      past[kept] = past[i]!;
+      past[kept + 1] = past[i + 1]!;
+      past[kept + 2] = past[i + 2]!;
+      kept += 3;
+    }
+    past.length = kept;
+    const late = this.#late;
+    if (late === undefined) return;
+    for (const s of late) if (s < floor) late.delete(s);
+    if (late.size === 0) this.#late = undefined;
   }
 
   /**
@@ -155,11 +305,11 @@ export class SequenceWindow<T> {
    * d > 1; or, before any release, three frames held in one step d > 1: the
    * numbering steps by d (from the lowest held, when nothing was released).
    */
-  #learnStep(): void {
+  #learnStep(heldFrames: Map<number, T>): void {
     if (this.#step !== 1) return;
-    const held = [...this.#held.keys()].sort((x, y) => x - y);
+    const held = [...heldFrames.keys()].sort((x, y) => x - y);
     if (this.#lastReleased === undefined) {
-      if (held.length !== 3 || this.#released) return;
+      if (held.length !== 3) return;
       const [a, b, c] = held as [number, number, number];
       if (b - a > 1 && c - b === b - a) {
         this.#step = b - a;
@@ -181,40 +331,39 @@ export class SequenceWindow<T> {
    * it still holds continues the last released frame in one step d > 1
    * (7, 9 of a segment of two frames): the numbering steps by d, no gap.
    */
-  #learnStepAtEnd(): void {
-    if (this.#step !== 1 || this.#lastReleased === undefined || this.#held.size === 0 || this.#next !== this.#lastReleased + 1) return;
-    const held = [...this.#held.keys()].sort((x, y) => x - y);
+  #learnStepAtEnd(heldFrames: Map<number, T>): void {
+    if (this.#step !== 1 || this.#lastReleased === undefined || heldFrames.size === 0 || this.#next !== this.#lastReleased + 1) return;
+    const held = [...heldFrames.keys()].sort((x, y) => x - y);
     const d = held[0]! - this.#lastReleased;
     if (d <= 1 || !held.every((s, i) => s === this.#lastReleased! + d * (i + 1))) return;
     this.#step = d;
     this.#next = held[0]!;
   }
 
-  #releaseRun(): T[] {
+  #releaseRun(held: Map<number, T>): T[] {
     const out: T[] = [];
     for (;;) {
-      const item = this.#held.get(this.#next);
-      if (item === undefined && !this.#held.has(this.#next)) return out;
-      this.#held.delete(this.#next);
-      this.#firstReleased ??= this.#next;
-      this.#lastReleased = this.#next;
-      this.#next += this.#step;
-      this.#released = true;
+      const next = this.#next;
+      const item = held.get(next);
+      if (item === undefined && !held.has(next)) return out;
+      held.delete(next);
+      this.#record(next);
+      this.#next = next + this.#step;
       out.push(item as T);
-      if (this.#step > 1 && this.#holdsBelow(this.#next)) {
+      if (this.#step > 1 && this.#holdsBelow(held, this.#next)) {
         // A frame held between two steps: the numbering was not stepped after
         // all. Count by one from here, so that frame comes out in its place
         // and nothing is released past a lower one (nothing held from now on).
         this.#step = 1;
         this.#windowFrames = 0;
-        this.#next = this.#lastReleased + 1;
+        this.#next = next + 1;
       }
     }
   }
 
   /** Whether a frame below `sequence` is held. */
-  #holdsBelow(sequence: number): boolean {
-    for (const held of this.#held.keys()) if (held < sequence) return true;
+  #holdsBelow(held: Map<number, T>, sequence: number): boolean {
+    for (const s of held.keys()) if (s < sequence) return true;
     return false;
   }
 
@@ -223,14 +372,14 @@ export class SequenceWindow<T> {
    * at the lowest of them, later than guessed (spec 6 leaves the start
    * open: from 7, say). That is where it starts, not a gap it skipped.
    */
-  #startsAtLowest(): boolean {
-    if (this.#released || this.#held.size === 0) return false;
-    this.#next = Math.min(...this.#held.keys());
+  #startsAtLowest(held: Map<number, T>): boolean {
+    if (this.#lastReleased !== undefined || held.size === 0) return false;
+    this.#next = Math.min(...held.keys());
     return true;
   }
 
-  #skipToLowest(): SequenceGap {
-    const lowest = Math.min(...this.#held.keys());
+  #skipToLowest(held: Map<number, T>): SequenceGap {
+    const lowest = Math.min(...held.keys());
     const gap = { from: this.#next, to: lowest - 1 };
     this.#next = lowest;
     return gap;

@@ -2,8 +2,9 @@
  * `SequenceWindow`: audio in `sequence` order (spec 6, rule 2), repeats
  * dropped, gaps given up once the window is full or the segment ends.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { AudioOrder, describeGaps, SequenceWindow, type SequenceGap } from '../../src/realtime/sequence-window.js';
+import { AudioOrder, describeGaps, SequenceWindow, type SequenceGap, type SequenceVerdict } from '../../src/realtime/sequence-window.js';
 
 function feed(window: SequenceWindow<string>, sequences: number[]): { out: number[]; gaps: string[]; dupes: number[]; late?: number[] } {
   const out: number[] = [];
@@ -213,6 +214,396 @@ describe('AudioOrder', () => {
     const first = o.push('a', 14, 'a14');
     expect(first).toEqual({ release: ['a14'], duplicate: false, gaps: [] });
     expect(o.push('a', 15, 'a15')).toEqual({ release: ['a15'], duplicate: false, gaps: [] });
+    expect(o.held).toBe(0);
+  });
+});
+
+/**
+ * The window as it was before it kept runs (issue 29): every sequence seen in
+ * a Set, a Map for the held frames. The semantics the window must keep.
+ */
+class ReferenceWindow<T> {
+  #windowFrames: number;
+  readonly #held = new Map<number, T>();
+  readonly #seen = new Set<number>();
+  #next: number;
+  #released = false;
+  #step: number;
+  #lastReleased: number | undefined;
+  #firstReleased: number | undefined;
+
+  constructor(windowFrames = 16, first = 1, step = 1) {
+    this.#windowFrames = Math.max(0, Math.floor(windowFrames));
+    this.#next = first;
+    this.#step = Number.isSafeInteger(step) && step > 1 ? step : 1;
+  }
+
+  get firstReleased(): number | undefined {
+    return this.#firstReleased;
+  }
+  get step(): number {
+    return this.#step;
+  }
+  get held(): number {
+    return this.#held.size;
+  }
+  get next(): number {
+    return this.#next;
+  }
+  heldItems(): T[] {
+    return [...this.#held.values()];
+  }
+
+  push(sequence: number, item: T): SequenceVerdict<T> {
+    if (!Number.isSafeInteger(sequence)) return { release: [item], duplicate: false, gaps: [] };
+    if (this.#seen.has(sequence)) return { release: [], duplicate: true, gaps: [] };
+    this.#seen.add(sequence);
+    if (this.#step > 1 && this.#lastReleased !== undefined && sequence > this.#lastReleased && sequence < this.#next) {
+      this.#step = 1;
+      this.#windowFrames = 0;
+      this.#next = sequence;
+    }
+    if (sequence < this.#next) {
+      if (this.#released) return { release: [], duplicate: false, gaps: [], late: true };
+      this.#next = sequence;
+    } else if (!this.#released && this.#held.size === 0 && sequence - this.#next > this.#windowFrames) {
+      this.#next = sequence;
+    }
+    this.#held.set(sequence, item);
+    this.#learnStep();
+    const release = this.#releaseRun();
+    const gaps: SequenceGap[] = [];
+    while (this.#held.size > this.#windowFrames) {
+      if (this.#startsAtLowest()) {
+        release.push(...this.#releaseRun());
+        continue;
+      }
+      gaps.push(this.#skipToLowest());
+      release.push(...this.#releaseRun());
+      this.#windowFrames = 0;
+    }
+    return { release, duplicate: false, gaps };
+  }
+
+  drain(): SequenceVerdict<T> {
+    this.#learnStepAtEnd();
+    const release: T[] = this.#releaseRun();
+    const gaps: SequenceGap[] = [];
+    while (this.#held.size > 0) {
+      if (this.#startsAtLowest()) {
+        release.push(...this.#releaseRun());
+        continue;
+      }
+      gaps.push(this.#skipToLowest());
+      release.push(...this.#releaseRun());
+    }
+    return { release, duplicate: false, gaps };
+  }
+
+  #learnStep(): void {
+    if (this.#step !== 1) return;
+    const held = [...this.#held.keys()].sort((x, y) => x - y);
+    if (this.#lastReleased === undefined) {
+      if (held.length !== 3 || this.#released) return;
+      const [a, b, c] = held as [number, number, number];
+      if (b - a > 1 && c - b === b - a) {
+        this.#step = b - a;
+        this.#next = a;
+      }
+      return;
+    }
+    if (held.length !== 2 || this.#next !== this.#lastReleased + 1) return;
+    const [a, b] = held as [number, number];
+    const d = a - this.#lastReleased;
+    if (d > 1 && b - a === d) {
+      this.#step = d;
+      this.#next = a;
+    }
+  }
+
+  #learnStepAtEnd(): void {
+    if (this.#step !== 1 || this.#lastReleased === undefined || this.#held.size === 0 || this.#next !== this.#lastReleased + 1) return;
+    const held = [...this.#held.keys()].sort((x, y) => x - y);
+    const d = held[0]! - this.#lastReleased;
+    if (d <= 1 || !held.every((s, i) => s === this.#lastReleased! + d * (i + 1))) return;
+    this.#step = d;
+    this.#next = held[0]!;
+  }
+
+  #releaseRun(): T[] {
+    const out: T[] = [];
+    for (;;) {
+      const item = this.#held.get(this.#next);
+      if (item === undefined && !this.#held.has(this.#next)) return out;
+      this.#held.delete(this.#next);
+      this.#firstReleased ??= this.#next;
+      this.#lastReleased = this.#next;
+      this.#next += this.#step;
+      this.#released = true;
+      out.push(item as T);
+      if (this.#step > 1 && [...this.#held.keys()].some((h) => h < this.#next)) {
+        this.#step = 1;
+        this.#windowFrames = 0;
+        this.#next = this.#lastReleased + 1;
+      }
+    }
+  }
+
+  #startsAtLowest(): boolean {
+    if (this.#released || this.#held.size === 0) return false;
+    this.#next = Math.min(...this.#held.keys());
+    return true;
+  }
+
+  #skipToLowest(): SequenceGap {
+    const lowest = Math.min(...this.#held.keys());
+    const gap = { from: this.#next, to: lowest - 1 };
+    this.#next = lowest;
+    return gap;
+  }
+}
+
+/** A seeded generator (mulberry32): the same cases on every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+interface Numbering {
+  window: number;
+  first: number;
+  step: number;
+  /** What comes in, in arrival order; `drain` is a drain between two frames. */
+  arrivals: (number | 'drain')[];
+}
+
+/**
+ * A numbering as a deployment might send it: a start (0, 1, 7, 1000, past
+ * 2^32), a step (1, 2, 10, or random), gaps, a step that changes, then in
+ * arrival order: local reorders, repeats near and far, frames that come
+ * late, and now and then a drain between frames.
+ */
+function drawNumbering(random: () => number, frames: number, gappy: boolean, lateRate = 0.02): Numbering {
+  const pick = <V>(values: readonly V[]): V => values[Math.floor(random() * values.length)]!;
+  const start = pick([0, 1, 1, 2, 7, 1000, 4294967303, Math.floor(random() * 100_000)]);
+  let step: number | 'random' = pick([1, 1, 1, 1, 2, 3, 10, 'random'] as const);
+  const sequences: number[] = [];
+  let n = start;
+  for (let i = 0; i < frames; i++) {
+    sequences.push(n);
+    if (random() < 0.01) step = pick([1, 2, 5, 'random'] as const);
+    n += step === 'random' ? 1 + Math.floor(random() * 4) : step;
+    if (random() < (gappy ? 0.2 : 0.01)) n += 1 + Math.floor(random() * 5);
+  }
+  const arrivals: (number | 'drain')[] = [...sequences];
+  for (let i = 1; i < arrivals.length; i++) {
+    const r = random();
+    if (r < 0.08) {
+      // a frame a few places early
+      const j = Math.max(0, i - 1 - Math.floor(random() * 4));
+      [arrivals[j], arrivals[i]] = [arrivals[i]!, arrivals[j]!];
+    } else if (r < 0.12) {
+      // a repeat of a frame near or far back
+      arrivals.splice(i, 0, arrivals[Math.floor(random() * i)]!);
+    } else if (r < 0.12 + lateRate) {
+      // a frame that comes much later than its place
+      const [late] = arrivals.splice(Math.floor(random() * i), 1);
+      arrivals.splice(Math.min(arrivals.length, i + Math.floor(random() * 40)), 0, late!);
+    } else if (r < 0.125 + lateRate) {
+      arrivals.splice(i, 0, 'drain');
+    }
+  }
+  if (random() < 0.05) arrivals.push(Number.NaN);
+  const window = pick([0, 1, 2, 4, 16, 16, 16, 64]);
+  const first = pick([1, 1, start, start + 1, Math.max(0, start - 3), start + 20]);
+  const windowStep = pick([1, 1, 1, typeof step === 'number' ? step : 1]);
+  return { window, first, step: windowStep, arrivals };
+}
+
+/**
+ * Feed one numbering to the window and to the reference model; every verdict
+ * and every reading must be the same. The one difference allowed, once runs
+ * or late ones were merged into the floor: a frame the model calls `late`,
+ * the window may drop as a repeat. Returns how many frames took that
+ * difference, and the most runs and late ones the window kept.
+ */
+function compare(numbering: Numbering, label: string): { floorRepeats: number; maxRuns: number; maxLate: number } {
+  const w = new SequenceWindow<string>(numbering.window, numbering.first, numbering.step);
+  const model = new ReferenceWindow<string>(numbering.window, numbering.first, numbering.step);
+  let merged = false;
+  let floorRepeats = 0;
+  let maxRuns = 0;
+  let maxLate = 0;
+  for (const [i, s] of numbering.arrivals.entries()) {
+    const runs = w.trackedRuns;
+    const late = w.trackedLate;
+    const got = s === 'drain' ? w.drain() : w.push(s, `f${s}`);
+    const want = s === 'drain' ? model.drain() : model.push(s, `f${s}`);
+    merged ||= w.trackedRuns < runs || w.trackedLate < late;
+    // Compared cheaply frame by frame; `expect` (and the case printed) only where they differ.
+    const floorRepeat = merged && want.late === true && got.duplicate;
+    if (floorRepeat) floorRepeats++;
+    const readings = [w.held, w.next, w.step, w.firstReleased, w.heldItems().sort()];
+    const modelReadings = [model.held, model.next, model.step, model.firstReleased, model.heldItems().sort()];
+    if (!isDeepStrictEqual(got, floorRepeat ? { release: [], duplicate: true, gaps: [] } : want) || !isDeepStrictEqual(readings, modelReadings)) {
+      const where = `${label}, arrival ${i} (${s}) of ${JSON.stringify(numbering)}`;
+      expect({ verdict: got, readings }, where).toEqual({ verdict: want, readings: modelReadings });
+      expect.fail(`${where}: ${JSON.stringify(got)} where the model says ${JSON.stringify(want)}`);
+    }
+    maxRuns = Math.max(maxRuns, w.trackedRuns);
+    maxLate = Math.max(maxLate, w.trackedLate);
+  }
+  const got = w.drain();
+  expect(got, `${label}, final drain`).toEqual(model.drain());
+  return { floorRepeats, maxRuns, maxLate };
+}
+
+describe('SequenceWindow against the Set-based window it replaced (issue 29)', () => {
+  it('4,000 short numberings (repeats, reorders, gaps, steps, late frames, drains; seeded): the same verdicts and readings, frame by frame', () => {
+    const random = seeded(0x5eed29);
+    let late = 0;
+    let repeats = 0;
+    for (let run = 0; run < 4000; run++) {
+      const numbering = drawNumbering(random, 1 + Math.floor(random() * 50), random() < 0.3);
+      // At most 64 frames: the runs and late ones kept never reach their bound, so no difference is allowed.
+      expect(compare(numbering, `run ${run}`).floorRepeats).toBe(0);
+      const model = new ReferenceWindow<string>(numbering.window, numbering.first, numbering.step);
+      for (const s of numbering.arrivals) {
+        if (s === 'drain') continue;
+        const v = model.push(s, '');
+        if (v.late) late++;
+        if (v.duplicate) repeats++;
+      }
+    }
+    // The cases reach what they are drawn for.
+    expect(late).toBeGreaterThan(500);
+    expect(repeats).toBeGreaterThan(1000);
+  });
+
+  it('300 long numberings with few gaps (300 to 2,000 frames; seeded): the same verdicts and readings, runs and late ones kept stay bounded', () => {
+    const random = seeded(0xa11d0c);
+    for (let run = 0; run < 300; run++) {
+      const result = compare(drawNumbering(random, 300 + Math.floor(random() * 1700), false), `run ${run}`);
+      expect(result.maxRuns).toBeLessThanOrEqual(64);
+      expect(result.maxLate).toBeLessThanOrEqual(64);
+    }
+  });
+
+  it('100 long numberings full of gaps (2,000 frames; seeded): runs and late ones merge into the floor, at most 64 kept; the only difference is a late frame far back dropped as a repeat', () => {
+    const random = seeded(0x9a95);
+    let floorRepeats = 0;
+    let maxRuns = 0;
+    let maxLate = 0;
+    for (let run = 0; run < 100; run++) {
+      const result = compare(drawNumbering(random, 2000, true, run % 2 === 0 ? 0.02 : 0.1), `run ${run}`);
+      expect(result.maxRuns).toBeLessThanOrEqual(64);
+      expect(result.maxLate).toBeLessThanOrEqual(64);
+      floorRepeats += result.floorRepeats;
+      maxRuns = Math.max(maxRuns, result.maxRuns);
+      maxLate = Math.max(maxLate, result.maxLate);
+    }
+    // Both bounds were reached: both merges were exercised.
+    expect([maxRuns, maxLate]).toEqual([64, 64]);
+    expect(floorRepeats).toBeGreaterThan(0);
+  });
+});
+
+describe('SequenceWindow memory (issue 29)', () => {
+  it('100,000 frames in order, then repeats of early ones: every frame released once, every repeat dropped as a repeat, one run kept, nothing held', () => {
+    const w = new SequenceWindow<number>(16);
+    for (let s = 1; s <= 100_000; s++) {
+      const v = w.push(s, s);
+      if (v.release.length !== 1 || v.release[0] !== s || v.duplicate || v.gaps.length > 0) expect.fail(`frame ${s}: ${JSON.stringify(v)}`);
+    }
+    expect(w.trackedRuns).toBe(1);
+    for (const s of [1, 2, 3, 500, 99_999, 100_000, 50_000, 1]) {
+      expect(w.push(s, s), `repeat of ${s}`).toEqual({ release: [], duplicate: true, gaps: [] });
+    }
+    expect([w.trackedRuns, w.trackedLate, w.held, w.next]).toEqual([1, 0, 0, 100_001]);
+    expect(w.push(100_001, 100_001).release).toEqual([100_001]);
+  });
+
+  it('a numbering in a step of 10, with reorders and repeats, is still one run', () => {
+    const w = new SequenceWindow<number>(16);
+    const out: number[] = [];
+    for (let s = 7; s < 7 + 10 * 1000; s += 10) {
+      out.push(...w.push(s, s).release);
+      if (s % 3 === 0) expect(w.push(s, s).duplicate).toBe(true);
+    }
+    expect(out).toHaveLength(1000);
+    expect(w.trackedRuns).toBe(1);
+  });
+
+  it('a numbering that skips at every frame keeps at most 64 runs; a never-seen frame below the floor is dropped as a repeat (what the bound costs), one within the runs kept is late', () => {
+    const w = new SequenceWindow<string>(16);
+    // 1, 3, 6, 10, 15, ...: every step differs, every frame starts a run.
+    const sequences: number[] = [];
+    for (let s = 1, d = 2; sequences.length < 1000; s += d++) sequences.push(s);
+    const fed = feed(w, sequences);
+    expect(fed.out).toEqual(sequences);
+    expect(w.trackedRuns).toBeLessThanOrEqual(64);
+    expect(w.trackedRuns).toBeGreaterThan(16);
+    // Far back, below the floor: never seen, dropped as a repeat.
+    expect(w.push(2, 'f2')).toEqual({ release: [], duplicate: true, gaps: [] });
+    // Recent, between two runs kept: late, as before.
+    const recent = sequences[sequences.length - 2]! + 1;
+    expect(w.push(recent, `f${recent}`)).toEqual({ release: [], duplicate: false, gaps: [], late: true });
+    expect(w.push(recent, `f${recent}`).duplicate).toBe(true);
+  });
+
+  it('the floor never reaches a frame that can still be released: right after each merge, a frame between two steps is released in order', () => {
+    // Step 2 with a gap every two frames (1, 3, 11, 13, 21, 23, ...): every gap closes a run, so runs merge into the floor again and again.
+    for (let runs = 1; runs <= 140; runs++) {
+      const w = new SequenceWindow<string>(0, 1, 2);
+      const model = new ReferenceWindow<string>(0, 1, 2);
+      for (let k = 0; k < runs; k++) {
+        for (const s of [1 + 10 * k, 3 + 10 * k]) expect(w.push(s, `f${s}`)).toEqual(model.push(s, `f${s}`));
+      }
+      // The first frame of the next run closes the last one (a merge when there are too many), then one comes between two steps.
+      const next = 1 + 10 * runs;
+      expect(w.push(next, `f${next}`)).toEqual(model.push(next, `f${next}`));
+      const between = next + 1; // the numbering was not stepped after all: released, never a repeat
+      expect(w.push(between, `f${between}`), `after ${runs} runs`).toEqual({ release: [`f${between}`], duplicate: false, gaps: [] });
+      expect(model.push(between, `f${between}`)).toEqual({ release: [`f${between}`], duplicate: false, gaps: [] });
+      expect(w.trackedRuns).toBeLessThanOrEqual(64);
+    }
+  });
+
+  it('late frames kept at most 64: the lower half merge into the floor, recent ones still late then repeats', () => {
+    const w = new SequenceWindow<string>(0);
+    // 1, 3, 5, ... then the even ones come late, in order.
+    for (let s = 1; s <= 401; s += 2) w.push(s, `f${s}`);
+    for (let s = 2; s <= 400; s += 2) {
+      expect(w.push(s, `f${s}`).late, `late ${s}`).toBe(true);
+      expect(w.trackedLate).toBeLessThanOrEqual(64);
+    }
+    expect(w.push(400, 'f400').duplicate).toBe(true);
+    expect(w.push(2, 'f2').duplicate).toBe(true);
+    expect(w.trackedLate).toBeGreaterThan(0);
+  });
+});
+
+describe('AudioOrder, segments dropped', () => {
+  it('discardSegment after drainSegment leaves the held count right; a segment discarded while holding takes its frames off', () => {
+    const o = new AudioOrder<string>(8);
+    o.push('a', 1, 'a1');
+    o.push('a', 3, 'a3');
+    o.push('b', 10, 'b10');
+    o.push('b', 12, 'b12');
+    expect(o.held).toBe(3); // a3 waits for a2; b10 and b12 for b4 (per-connection count: b starts after 3)
+    expect(o.drainSegment('a').release).toEqual(['a3']);
+    expect(o.held).toBe(2);
+    o.discardSegment('a');
+    expect(o.held).toBe(2);
+    o.discardSegment('b');
+    expect(o.held).toBe(0);
+    o.discardSegment('b');
     expect(o.held).toBe(0);
   });
 });
