@@ -412,7 +412,9 @@ export function describeGaps(gaps: readonly SequenceGap[]): string {
  */
 export class AudioOrder<T> {
   readonly #windowFrames: number;
-  readonly #segments = new Map<string, SequenceWindow<T>>();
+  /** The segments with a window, and their windows (a connection orders one or two at a time: two arrays, not a Map). */
+  readonly #ids: string[] = [];
+  readonly #windows: SequenceWindow<T>[] = [];
   #highest: number | undefined;
   #perSegment = false;
   #skips = false;
@@ -463,10 +465,11 @@ export class AudioOrder<T> {
   }
 
   push(segmentId: string, sequence: number, item: T): SequenceVerdict<T> {
-    let window = this.#segments.get(segmentId);
+    let window = this.#window(segmentId);
     if (!window) {
       window = new SequenceWindow<T>(this.#skips ? 0 : this.#windowFrames, this.#firstOf(sequence), this.#step);
-      this.#segments.set(segmentId, window);
+      this.#ids.push(segmentId);
+      this.#windows.push(window);
     }
     if (Number.isSafeInteger(sequence)) this.#highest = Math.max(this.#highest ?? sequence, sequence);
     const w = window;
@@ -475,20 +478,21 @@ export class AudioOrder<T> {
 
   /** The frames of a segment held now, in no particular order. */
   heldOf(segmentId: string): T[] {
-    return this.#segments.get(segmentId)?.heldItems() ?? [];
+    return this.#window(segmentId)?.heldItems() ?? [];
   }
 
-  /** Forget what a segment holds (its audio will be asked for again). */
+  /** Forget what a segment holds (its audio will be asked for again), or its window once it completed. */
   discardSegment(segmentId: string): void {
-    const window = this.#segments.get(segmentId);
-    if (!window) return;
-    this.#held -= window.held;
-    this.#segments.delete(segmentId);
+    const i = this.#ids.indexOf(segmentId);
+    if (i < 0) return;
+    this.#held -= this.#windows[i]!.held;
+    this.#ids.splice(i, 1);
+    this.#windows.splice(i, 1);
   }
 
   /** A segment completed: release what it still holds. */
   drainSegment(segmentId: string): SequenceVerdict<T> {
-    const window = this.#segments.get(segmentId);
+    const window = this.#window(segmentId);
     return window ? this.#track(window, () => window.drain()) : { release: [], duplicate: false, gaps: [] };
   }
 
@@ -496,12 +500,19 @@ export class AudioOrder<T> {
   drainAll(): SequenceVerdict<T> {
     const release: T[] = [];
     const gaps: SequenceGap[] = [];
-    for (const w of this.#segments.values()) {
+    for (const w of this.#windows) {
       const v = this.#track(w, () => w.drain());
       release.push(...v.release);
       gaps.push(...v.gaps);
     }
     return { release, duplicate: false, gaps };
+  }
+
+  /** The segment's window: the newest are looked at first (the segment whose audio is arriving is one of them). */
+  #window(segmentId: string): SequenceWindow<T> | undefined {
+    const ids = this.#ids;
+    for (let i = ids.length - 1; i >= 0; i--) if (ids[i] === segmentId) return this.#windows[i];
+    return undefined;
   }
 
   #firstOf(sequence: number): number {

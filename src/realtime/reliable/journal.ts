@@ -82,26 +82,41 @@ export class JournalEntry {
   }
 }
 
+/**
+ * The segments in order. No index by id (a Map per stream, issue 29): a
+ * lookup first tries the entry found last (the segment whose audio is
+ * arriving), then scans from the newest, so it costs the segments still
+ * pending, not the request's length. Segments complete in order, so the
+ * completed ones are a prefix that the scans for pending work skip.
+ */
 export class Journal {
   readonly #entries: JournalEntry[] = [];
-  readonly #byId = new Map<string, JournalEntry>();
+  /** Every entry before this one completed. */
+  #head = 0;
+  #last: JournalEntry | undefined;
 
   /** Add a segment at the end. Throws on a duplicate id or empty text (the caller validates first). */
   add(segmentId: string, text: string): JournalEntry {
-    if (this.#byId.has(segmentId)) throw new RangeError(`segment ${segmentId} is already queued`);
+    if (this.has(segmentId)) throw new RangeError(`segment ${segmentId} is already queued`);
     if (text.length === 0) throw new RangeError(`segment ${segmentId} has no text`);
     const entry = new JournalEntry(segmentId, text, this.#entries.length);
     this.#entries.push(entry);
-    this.#byId.set(segmentId, entry);
     return entry;
   }
 
   get(segmentId: string): JournalEntry | undefined {
-    return this.#byId.get(segmentId);
+    const last = this.#last;
+    if (last !== undefined && last.segmentId === segmentId) return last;
+    const entries = this.#entries;
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i]!;
+      if (entry.segmentId === segmentId) return (this.#last = entry);
+    }
+    return undefined;
   }
 
   has(segmentId: string): boolean {
-    return this.#byId.has(segmentId);
+    return this.get(segmentId) !== undefined;
   }
 
   all(): readonly JournalEntry[] {
@@ -110,22 +125,43 @@ export class Journal {
 
   /** Segments not completed, in order. */
   pending(): JournalEntry[] {
-    return this.#entries.filter((e) => !e.completed);
+    const out: JournalEntry[] = [];
+    const entries = this.#entries;
+    for (let i = this.#skipCompleted(); i < entries.length; i++) if (!entries[i]!.completed) out.push(entries[i]!);
+    return out;
+  }
+
+  /** Whether every segment completed. */
+  get allCompleted(): boolean {
+    const entries = this.#entries;
+    for (let i = this.#skipCompleted(); i < entries.length; i++) if (!entries[i]!.completed) return false;
+    return true;
   }
 
   /** The next segment to send text for or to flush on the current connection. */
   firstUnflushed(): JournalEntry | undefined {
-    return this.#entries.find((e) => e.unflushed);
+    const entries = this.#entries;
+    for (let i = this.#skipCompleted(); i < entries.length; i++) if (entries[i]!.unflushed) return entries[i];
+    return undefined;
   }
 
   /** A new connection: nothing was sent on it yet, so every segment not completed starts over. */
   resetConnection(): void {
-    for (const e of this.#entries) {
+    const entries = this.#entries;
+    for (let i = this.#skipCompleted(); i < entries.length; i++) {
+      const e = entries[i]!;
       e.framesSent = 0;
       e.attemptOffset = 0;
       e.stated = undefined;
       e.skippedPast = false;
       if (!e.completed) e.state = SegmentState.queued;
     }
+  }
+
+  /** Move the head past the entries completed in front of it; returns it. */
+  #skipCompleted(): number {
+    const entries = this.#entries;
+    while (this.#head < entries.length && entries[this.#head]!.completed) this.#head++;
+    return this.#head;
   }
 }

@@ -540,7 +540,7 @@ export class ReliableMachine {
     // `#attempt` stays: a server that fails right after every `ready` must
     // not be retried forever. Progress on this connection resets it.
     this.#statusPolls = 0;
-    if (this.#journal.pending().length === 0) this.#progressMade(); // nothing owed: the resume is complete
+    if (this.#journal.allCompleted) this.#progressMade(); // nothing owed: the resume is complete
     if (first) this.#port.emit({ type: 'ready', ready });
     if (resumed) {
       this.#resumed++;
@@ -656,7 +656,7 @@ export class ReliableMachine {
   #onFinish(event: FinishEvent): void {
     if (event.reason === FinishReason.completed) {
       this.#drainAudio();
-      if (this.#phase === Phase.stopping || this.#journal.pending().length === 0) this.#finishOk();
+      if (this.#phase === Phase.stopping || this.#journal.allCompleted) this.#finishOk();
       else this.#fail(new RealtimeServerError('invalid_state', 'the request finished before all segments completed', true, { requestId: this.requestId }));
       return;
     }
@@ -771,7 +771,7 @@ export class ReliableMachine {
       entry.everFlushed = true;
       conn.flushOutstanding = entry.segmentId;
     }
-    if (this.#ending && conn.flushOutstanding === undefined && this.#journal.pending().length === 0) {
+    if (this.#ending && conn.flushOutstanding === undefined && this.#journal.allCompleted) {
       this.#send({ event: 'stop', event_id: this.#nextEventId() });
       this.#phase = Phase.stopping;
     }
