@@ -207,7 +207,8 @@ export class SpeechStream extends Duplex {
   readonly #segmenter: TokenSegmenter;
   readonly #t0 = performance.now();
   readonly #segments: SegmentState[] = [];
-  readonly #bySegmentId = new Map<string, SegmentState>();
+  /** The segment found last (its audio is arriving): lookups try it first (`#segmentOf`). */
+  #lastSegment: SegmentState | undefined;
   readonly #results: StreamSegmentResult[] = [];
   readonly #maxChars: number;
   readonly #maxAudio: number;
@@ -353,7 +354,7 @@ export class SpeechStream extends Duplex {
   }
 
   static #onAccepted(this: SpeechStream, id: string): void {
-    const s = this.#bySegmentId.get(id);
+    const s = this.#segmentOf(id);
     if (s && s.waterfall.acceptedMs === undefined) s.waterfall.acceptedMs = this.#now();
   }
 
@@ -456,7 +457,6 @@ export class SpeechStream extends Duplex {
     };
     this.#pendingText = this.#pendingText.slice(text.length);
     this.#segments.push(state);
-    this.#bySegmentId.set(segmentId, state);
     this.emit('segment-start', { segmentId, text });
     this.#sendChain = this.#sendChain.then(() => this.#send(state));
   }
@@ -574,7 +574,7 @@ export class SpeechStream extends Duplex {
     if (kept.data.length === 0) return;
     // What the listener gets: the stream's own sequence (a failover's transport counts from 1 again), no tags.
     const out: AudioChunk = { data: kept.data, segmentId: kept.segmentId, sequence: ++this.#outSequence, format: kept.format, sampleRate: kept.sampleRate, channels: kept.channels, bitDepth: kept.bitDepth };
-    const state = this.#bySegmentId.get(chunk.segmentId);
+    const state = this.#segmentOf(chunk.segmentId);
     if (state) {
       state.waterfall.firstAudioMs ??= this.#now();
       this.#meterPcm(state, out, entry.restart !== undefined);
@@ -594,6 +594,15 @@ export class SpeechStream extends Duplex {
     }
     this.#markRead(out);
     if (!this.push(out.data)) this.#pauseTransport();
+  }
+
+  /** A segment by id: the one found last, else a scan from the newest (no Map per stream, issue 29: what is looked up is in flight, near the end). */
+  #segmentOf(segmentId: string): SegmentState | undefined {
+    const last = this.#lastSegment;
+    if (last !== undefined && last.segmentId === segmentId) return last;
+    const segments = this.#segments;
+    for (let i = segments.length - 1; i >= 0; i--) if (segments[i]!.segmentId === segmentId) return (this.#lastSegment = segments[i]);
+    return undefined;
   }
 
   /** Take the energy of a pcm or wav segment's audio until it completes (a restart starts it again; a stream header is not audio). */
@@ -628,7 +637,7 @@ export class SpeechStream extends Duplex {
 
   #markRead(chunk: AudioChunk): void {
     this.#ledger.delivered(chunk.segmentId, chunk.data.length);
-    const state = this.#bySegmentId.get(chunk.segmentId);
+    const state = this.#segmentOf(chunk.segmentId);
     if (state) state.waterfall.firstReadMs ??= this.#now();
   }
 

@@ -71,8 +71,8 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   readonly #opts: ReliableSessionOptions;
   readonly #machine: ReliableMachine;
   readonly #timers = new MachineTimers<TimerId>((id) => this.#machine.handle({ type: 'timer', id }));
-  readonly #waterfalls = new Map<string, WireWaterfall>();
-  readonly #sendWaiters = new Map<string, Waiter<RealtimeSegmentResult>>();
+  /** Each segment sent: its waterfall, and the waiter of its `send()` until it completed (one Map, not two: issue 29). */
+  readonly #segments = new Map<string, { waterfall: WireWaterfall; waiter: Waiter<RealtimeSegmentResult> | undefined }>();
   readonly #timings: SessionTimings = {};
   /** Cancels HTTP reads in flight when the session ends; made at the first read (most sessions never read). */
   #http: AbortController | undefined;
@@ -154,8 +154,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
       return Promise.reject(new VoxpipeError(ErrorCode.idempotencyConflict, `segment ${segment.segmentId} was already sent`));
     }
     const w = waiter<RealtimeSegmentResult>();
-    this.#sendWaiters.set(segment.segmentId, w);
-    this.#waterfalls.set(segment.segmentId, { queuedMs: performance.now() });
+    this.#segments.set(segment.segmentId, { waterfall: { queuedMs: performance.now() }, waiter: w });
     this.#machine.handle({ type: 'segment-queued', segmentId: segment.segmentId, text: segment.text });
     return w.promise;
   }
@@ -335,7 +334,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   }
 
   #result(segmentId: string, units: number, audioBytes: number, expectedBytes?: number): RealtimeSegmentResult {
-    return { segmentId, units, audioBytes, ...(expectedBytes !== undefined && { expectedBytes }), transport: TransportName.realtime, waterfall: this.#waterfalls.get(segmentId) ?? {} };
+    return { segmentId, units, audioBytes, ...(expectedBytes !== undefined && { expectedBytes }), transport: TransportName.realtime, waterfall: this.#segments.get(segmentId)?.waterfall ?? {} };
   }
 
   #buildSummary(): ReliableSummary {
@@ -371,8 +370,9 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
       case 'segment-completed': {
         const result = this.#result(event.result.segmentId, event.result.units, event.result.audioBytes, event.result.expectedBytes);
         this.emit('segment-completed', result);
-        this.#sendWaiters.get(result.segmentId)?.resolve(result);
-        this.#sendWaiters.delete(result.segmentId);
+        const sent = this.#segments.get(result.segmentId);
+        sent?.waiter?.resolve(result);
+        if (sent) sent.waiter = undefined;
         return;
       }
       case 'usage':
@@ -388,7 +388,7 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
         this.emit('warning', { code: event.code, message: event.message });
         return;
       case 'mark': {
-        const waterfall = this.#waterfalls.get(event.segmentId);
+        const waterfall = this.#segments.get(event.segmentId)?.waterfall;
         if (waterfall) markStage(waterfall, event.stage, performance.now());
         return;
       }
@@ -401,8 +401,10 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
         this.#error = event.error;
         this.#cleanup();
         this.#openWaiter?.reject(event.error);
-        for (const w of this.#sendWaiters.values()) w.reject(event.error);
-        this.#sendWaiters.clear();
+        for (const sent of this.#segments.values()) {
+          sent.waiter?.reject(event.error);
+          sent.waiter = undefined;
+        }
         this.#endWaiter?.reject(event.error);
         return;
     }
