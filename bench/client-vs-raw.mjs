@@ -4,7 +4,7 @@
 //     timer; timer from handing over the text to the first audio byte) of
 //     the raw client, of ReliableSession, and of SpeechStream (text written
 //     to the first Buffer on its readable side); the added latency at p50
-//     and p99 (targets: < 0.3 ms and < 2 ms). Runs come in --blocks blocks;
+//     and p99 (targets of issue 29: at most +0.05 ms and +0.5 ms). Runs come in --blocks blocks;
 //     the added latency reported is the median over blocks of each block's
 //     p50 (p99) difference, so one noisy stretch of a shared machine cannot
 //     decide the figure alone. Measured against
@@ -42,7 +42,7 @@ const WARMUP = argInt('warmup', 30);
 const ROUNDS = argInt('rounds', 10);
 const TTFA_TEXT = BENCH_TEXTS.short;
 const THROUGHPUT_TEXT = BENCH_TEXTS.long.repeat(5); // ~5,200 characters, ~6 min of tone audio
-const TARGET = { addedP50Ms: 0.3, addedP99Ms: 2, throughputShare: 0.8 };
+const TARGET = { addedP50Ms: 0.05, addedP99Ms: 0.5, throughputShare: 0.8 };
 const MB = 1024 * 1024;
 const BYTES_PER_AUDIO_S = 24_000 * 2; // 24 kHz mono s16le
 
@@ -286,8 +286,8 @@ const results = {
   ttfa,
   throughput,
   met: {
-    addedP50: ttfa.referenceServer.added.stream.p50Ms < TARGET.addedP50Ms,
-    addedP99: ttfa.referenceServer.added.stream.p99Ms < TARGET.addedP99Ms,
+    addedP50: ttfa.referenceServer.added.stream.p50Ms <= TARGET.addedP50Ms,
+    addedP99: ttfa.referenceServer.added.stream.p99Ms <= TARGET.addedP99Ms,
     // Decided where the client is the bottleneck (the blast server); against the tone server its generation limits both.
     throughput: throughput.blastServer.streamShareOfRaw >= TARGET.throughputShare,
   },
@@ -315,6 +315,6 @@ for (const [label, t] of [['reference server (tone)', throughput.referenceServer
   console.log(`  share of raw: ${(t.streamShareOfRaw * 100).toFixed(1)}% (paired median ${(t.streamShareOfRawPairedMedian * 100).toFixed(1)}%); CPU per MB raw/SpeechStream ${(t.rawCpuShareOfStream * 100).toFixed(1)}%`);
 }
 console.log(
-  `targets: added p50 < ${TARGET.addedP50Ms} ms ${results.met.addedP50 ? 'met' : 'MISSED'}; added p99 < ${TARGET.addedP99Ms} ms ${results.met.addedP99 ? 'met' : 'MISSED'}; throughput >= 80% (client-bound) ${results.met.throughput ? 'met' : 'MISSED'}`,
+  `targets: added p50 <= +${TARGET.addedP50Ms} ms ${results.met.addedP50 ? 'met' : 'MISSED'}; added p99 <= +${TARGET.addedP99Ms} ms ${results.met.addedP99 ? 'met' : 'MISSED'}; throughput >= 80% (client-bound) ${results.met.throughput ? 'met' : 'MISSED'}`,
 );
 console.log(`wrote ${file}`);

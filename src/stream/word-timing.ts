@@ -146,20 +146,24 @@ export class FrameEnergies {
 
   /** Take s16le bytes (any length: a sample split between two chunks is joined). */
   push(bytes: Uint8Array): void {
-    let i = 0;
+    let at = 0;
     if (this.#carry >= 0 && bytes.length > 0) {
-      this.#take(((this.#carry | (bytes[0]! << 8)) << 16) >> 16);
+      this.#take(Int16Array.of((this.#carry | (bytes[0]! << 8)) & 0xffff));
       this.#carry = -1;
-      i = 1;
+      at = 1;
     }
-    const end = bytes.length - ((bytes.length - i) % 2);
-    for (; i < end; i += 2) this.#take(((bytes[i]! | (bytes[i + 1]! << 8)) << 16) >> 16);
-    if (end < bytes.length) this.#carry = bytes[end]!;
+    const count = (bytes.length - at) >> 1;
+    if (count > 0) {
+      const offset = bytes.byteOffset + at;
+      // A view when aligned (no copy), else a copy of the samples.
+      this.#take(offset % 2 === 0 ? new Int16Array(bytes.buffer, offset, count) : new Int16Array(bytes.slice(at, at + count * 2).buffer));
+    }
+    if (at + count * 2 < bytes.length) this.#carry = bytes[bytes.length - 1]!;
   }
 
   /** Take samples already read. */
   pushSamples(samples: Int16Array): void {
-    for (let i = 0; i < samples.length; i++) this.#take(samples[i]!);
+    this.#take(samples);
   }
 
   /** The energies of the whole frames taken so far. */
@@ -167,17 +171,25 @@ export class FrameEnergies {
     return this.#db.subarray(0, this.#frames);
   }
 
-  #take(v: number): void {
-    this.#sum += v * v;
-    if (++this.#taken < this.#perFrame) return;
-    if (this.#frames === this.#db.length) {
-      const grown = new Float64Array(this.#db.length * 2);
-      grown.set(this.#db);
-      this.#db = grown;
+  #take(samples: Int16Array): void {
+    const perFrame = this.#perFrame;
+    let sum = this.#sum;
+    let taken = this.#taken;
+    for (let i = 0; i < samples.length; i++) {
+      const v = samples[i]!;
+      sum += v * v;
+      if (++taken < perFrame) continue;
+      if (this.#frames === this.#db.length) {
+        const grown = new Float64Array(this.#db.length * 2);
+        grown.set(this.#db);
+        this.#db = grown;
+      }
+      this.#db[this.#frames++] = 10 * Math.log10(sum / perFrame + 1);
+      sum = 0;
+      taken = 0;
     }
-    this.#db[this.#frames++] = 10 * Math.log10(this.#sum / this.#perFrame + 1);
-    this.#sum = 0;
-    this.#taken = 0;
+    this.#sum = sum;
+    this.#taken = taken;
   }
 }
 
