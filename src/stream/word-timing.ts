@@ -155,8 +155,14 @@ export class FrameEnergies {
     const count = (bytes.length - at) >> 1;
     if (count > 0) {
       const offset = bytes.byteOffset + at;
-      // A view when aligned (no copy), else a copy of the samples.
-      this.#take(offset % 2 === 0 ? new Int16Array(bytes.buffer, offset, count) : new Int16Array(bytes.slice(at, at + count * 2).buffer));
+      // A view when aligned (no copy), else a copy of the samples (into a new buffer: a Buffer's slice is a view).
+      let samples: Int16Array;
+      if (offset % 2 === 0) samples = new Int16Array(bytes.buffer, offset, count);
+      else {
+        samples = new Int16Array(count);
+        new Uint8Array(samples.buffer).set(bytes.subarray(at, at + count * 2));
+      }
+      this.#take(samples);
     }
     if (at + count * 2 < bytes.length) this.#carry = bytes[bytes.length - 1]!;
   }
