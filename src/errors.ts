@@ -201,10 +201,19 @@ export function registerSecret(secret: string | undefined): void {
   if (secret && secret.length >= 4) registeredSecrets.add(secret);
 }
 
+/**
+ * What every one of `SECRET_PATTERNS` needs somewhere in the text: a text
+ * without any of these words matches none of them, so the patterns are not
+ * run (the reader redacts every string of every event: issue 29).
+ */
+const MAYBE_SECRET = /bearer|api[_-]?key|token|authorization|sk-/i;
+
 /** Remove API keys and bearer tokens from text meant for messages and logs. */
 export function redact(text: string): string {
+  if (text.length < 4) return text;
   let out = text;
-  for (const secret of registeredSecrets) out = out.split(secret).join('[redacted]');
+  for (const secret of registeredSecrets) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+  if (!MAYBE_SECRET.test(out)) return out;
   for (const pattern of SECRET_PATTERNS) {
     out = out.replace(pattern, (match, prefix: string | undefined) => (typeof prefix === 'string' && match.startsWith(prefix) ? `${prefix}[redacted]` : '[redacted]'));
   }
@@ -217,15 +226,30 @@ const REDACT_DEPTH = 8;
 /**
  * `value` with `redact()` applied to every string inside it (plain objects
  * and arrays). The one redaction of structured data: `VoxpipeError` applies
- * it to every error's `details`, so no error builder needs to.
+ * it to every error's `details`, so no error builder needs to. Copy on
+ * write: an object or array in which nothing changed is returned as it is
+ * (most events carry no secret; no copy of each on the receive path).
  */
 export function redactDeep(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return redact(value);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= REDACT_DEPTH) return '[too deep]';
-  if (Array.isArray(value)) return value.map((v) => redactDeep(v, depth + 1));
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      const r = redactDeep(v, depth + 1);
+      if (r !== v) (out ??= value.slice())[i] = r;
+    }
+    return out ?? value;
+  }
   if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = redactDeep(v, depth + 1);
-  return out;
+  let out: Record<string, unknown> | undefined;
+  for (const k in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+    const v = (value as Record<string, unknown>)[k];
+    const r = redactDeep(v, depth + 1);
+    if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
+  }
+  return out ?? value;
 }

@@ -4,7 +4,7 @@
  * `VoxpipeError` constructor, whoever builds the error.
  */
 import { describe, expect, it } from 'vitest';
-import { registerSecret, VoxpipeError } from '../src/errors.js';
+import { redact, redactDeep, registerSecret, VoxpipeError } from '../src/errors.js';
 import { apiErrorFromResponse } from '../src/http/api-error.js';
 
 const KEY = 'sk-deeply-echoed-secret-98765';
@@ -32,5 +32,21 @@ describe('redaction of error details', () => {
     const err = apiErrorFromResponse(401, new Headers(), body, 'GET /profile');
     expect(JSON.stringify(err)).not.toContain(KEY);
     expect(JSON.stringify(err.details)).not.toContain(KEY);
+  });
+
+  it('copy on write: what holds no secret comes back as it is; what holds one is a copy with it redacted, the input untouched', () => {
+    const clean = { event: 'input_ack', sequence: 3, list: ['a', { b: 'tokenless words' }], nested: { x: 'plain text' } };
+    expect(redactDeep(clean)).toBe(clean);
+    const dirty = { event: 'error', list: ['fine', { b: `Bearer ${KEY}` }], keep: { x: 'plain' } };
+    const out = redactDeep(dirty) as typeof dirty;
+    expect(out).not.toBe(dirty);
+    expect(JSON.stringify(out)).not.toContain(KEY);
+    expect(out.keep).toBe(dirty.keep); // untouched branches are shared
+    expect((dirty.list[1] as { b: string }).b).toBe(`Bearer ${KEY}`); // the input is not changed
+    // The patterns still apply without a registered secret: each needs its trigger word.
+    expect(redact('authorization: abcdef123')).toBe('authorization: [redacted]');
+    expect(redact('use sk-abcdef please')).toBe('use [redacted] please');
+    expect(redact('an api_key=zzzz9999 here')).toBe('an api_key=[redacted] here');
+    expect(redact('nothing secret here at all')).toBe('nothing secret here at all');
   });
 });

@@ -575,10 +575,7 @@ export class SpeechStream extends Duplex {
     // What the listener gets: the stream's own sequence (a failover's transport counts from 1 again), no tags.
     const out: AudioChunk = { data: kept.data, segmentId: kept.segmentId, sequence: ++this.#outSequence, format: kept.format, sampleRate: kept.sampleRate, channels: kept.channels, bitDepth: kept.bitDepth };
     const state = this.#segmentOf(chunk.segmentId);
-    if (state) {
-      state.waterfall.firstAudioMs ??= this.#now();
-      this.#meterPcm(state, out, entry.restart !== undefined);
-    }
+    if (state) state.waterfall.firstAudioMs ??= this.#now();
     if (this.#waterfall.firstAudioMs === undefined) {
       this.#waterfall.firstAudioMs = this.#now();
       const from = Math.max(this.#waterfall.firstTextMs ?? 0, this.#waterfall.openStartMs ?? 0);
@@ -590,10 +587,12 @@ export class SpeechStream extends Duplex {
       this.#chunkMode.bytes += out.data.length;
       this.#chunkMode.wake?.();
       if (this.#chunkMode.bytes >= this.#maxAudio) this.#pauseTransport();
-      return;
+    } else {
+      this.#markRead(out);
+      if (!this.push(out.data)) this.#pauseTransport();
     }
-    this.#markRead(out);
-    if (!this.push(out.data)) this.#pauseTransport();
+    // The reader has the audio first; its energy (for the word timings) is taken after.
+    if (state) this.#meterPcm(state, out, entry.restart !== undefined);
   }
 
   /** A segment by id: the one found last, else a scan from the newest (no Map per stream, issue 29: what is looked up is in flight, near the end). */
