@@ -10,7 +10,6 @@
  * The key travels only in the `Authorization` header, never in the URL.
  */
 import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { AbortError, ConnectionError, ProtocolError, RealtimeServerError, registerSecret, TimeoutError, type VoxpipeError } from '../errors.js';
 import { encodeFrame, readServerFrame } from '../protocol/wire.js';
@@ -115,7 +114,8 @@ class Connection implements RealtimeConnection {
   #pings = 0;
   #keepAliveTimer: NodeJS.Timeout | undefined;
   #pongTimer: NodeJS.Timeout | undefined;
-  #lastReceivedAt = 0;
+  /** Frames received so far: a count, not a clock read per frame (issue 29, CPU per MB). */
+  #received = 0;
   readonly #activity: ServerActivity;
   /** `#activity.frames` when the pending liveness check began. */
   #framesAtCheck = 0;
@@ -152,7 +152,6 @@ class Connection implements RealtimeConnection {
   /** Switch from the handshake listeners to the running ones. */
   attach(authenticated: AuthenticatedEvent): void {
     this.authenticated = authenticated;
-    this.#lastReceivedAt = performance.now();
     this.#ws.on('message', (data: Buffer, isBinary: boolean) => this.#onMessage(data, isBinary));
     this.#ws.on('close', (code: number, reason: Buffer) => this.#end({ code, reason: reasonText(reason), wasClean: code !== CloseCode.abnormal }));
     this.#ws.on('error', () => {
@@ -197,7 +196,7 @@ class Connection implements RealtimeConnection {
 
   #onMessage(data: Buffer, isBinary: boolean): void {
     if (this.#closed) return;
-    this.#lastReceivedAt = performance.now();
+    this.#received++;
     this.#activity.frames++;
     const read = isBinary
       ? readServerFrame(data)
@@ -230,7 +229,7 @@ class Connection implements RealtimeConnection {
   /** Nothing sent for keepAliveMs: ping, and expect some frame back within pongTimeoutMs. */
   #ping(): void {
     if (this.#closed) return;
-    const sentAt = performance.now();
+    const sentAt = this.#received;
     this.send({ event: 'ping', event_id: `${this.#pingPrefix}-${++this.#pings}`, timestamp: Date.now() });
     // One liveness check at a time: a later ping must not push the deadline of an earlier one.
     if (this.#pongTimer !== undefined) return;
@@ -238,6 +237,7 @@ class Connection implements RealtimeConnection {
     this.#checkPongLater(sentAt);
   }
 
+  /** `sentAt`: the frames received when the ping went out. */
   #checkPongLater(sentAt: number): void {
     this.#framesAtCheck = this.#activity.frames;
     this.#pongTimer = setTimeout(() => this.#checkPong(sentAt), this.#pongTimeoutMs);
@@ -246,7 +246,7 @@ class Connection implements RealtimeConnection {
 
   #checkPong(sentAt: number): void {
     this.#pongTimer = undefined;
-    if (this.#closed || this.#lastReceivedAt >= sentAt) return;
+    if (this.#closed || this.#received > sentAt) return;
     // A paused reader receives nothing by design; look again later.
     if (this.paused) {
       this.#checkPongLater(sentAt);
