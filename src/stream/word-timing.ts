@@ -117,8 +117,11 @@ export function tokenize(text: string): Token[] {
   return tokens;
 }
 
+/** Scratch for the samples of a chunk that is not 2-byte aligned (`FrameEnergies.push`). */
+let scratch = new Int16Array(0);
+
 /** Samples a second the frame energies read (every n-th sample, n = rate / this): energy, not spectrum, so 8 kHz is plenty. */
-const ENERGY_READ_RATE = 8_000;
+const ENERGY_READ_RATE = 4_000;
 
 /**
  * The energy of each 10 ms frame of PCM, in dB, taken as the audio streams
@@ -161,88 +164,51 @@ export class FrameEnergies {
   push(bytes: Uint8Array): void {
     let at = 0;
     if (this.#carry >= 0 && bytes.length > 0) {
-      this.#takeOne(((this.#carry | (bytes[0]! << 8)) << 16) >> 16);
+      this.pushSamples(Int16Array.of((this.#carry | (bytes[0]! << 8)) & 0xffff));
       this.#carry = -1;
       at = 1;
     }
     const count = (bytes.length - at) >> 1;
-    // The hot loop of a client-bound stream: locals, no call per sample; one loop
-    // for an aligned chunk (a view, most chunks) and one byte by byte (no copy either way).
+    const offset = bytes.byteOffset + at;
+    if (offset % 2 === 0) this.pushSamples(new Int16Array(bytes.buffer, offset, count));
+    else {
+      // Not aligned: the samples are copied once into a scratch buffer shared by every meter (used only within this call).
+      if (scratch.length < count) scratch = new Int16Array(Math.max(count, 2 * scratch.length));
+      new Uint8Array(scratch.buffer, 0, count * 2).set(bytes.subarray(at, at + count * 2));
+      this.pushSamples(scratch.subarray(0, count));
+    }
+    if (at + count * 2 < bytes.length) this.#carry = bytes[bytes.length - 1]!;
+  }
+
+  /** Take samples already read: the hot loop of a client-bound stream (locals, no call per sample). */
+  pushSamples(samples: Int16Array): void {
     const stride = this.#stride;
     const perFrame = this.#perFrame;
     let sum = this.#sum;
     let read = this.#read;
     let pos = this.#pos;
     let k = this.#skip;
-    const offset = bytes.byteOffset + at;
-    if (offset % 2 === 0) {
-      const view = new Int16Array(bytes.buffer, offset, count);
-      for (; k < count; k += stride) {
-        const v = view[k]!;
-        sum += v * v;
-        read++;
-        pos += stride;
-        if (pos >= perFrame) {
-          this.#frame(sum / read);
-          sum = 0;
-          read = 0;
-          pos -= perFrame;
-        }
-      }
-    } else {
-      for (; k < count; k += stride) {
-        const i = at + 2 * k;
-        const v = ((bytes[i]! | (bytes[i + 1]! << 8)) << 16) >> 16;
-        sum += v * v;
-        read++;
-        pos += stride;
-        if (pos >= perFrame) {
-          this.#frame(sum / read);
-          sum = 0;
-          read = 0;
-          pos -= perFrame;
-        }
+    for (; k < samples.length; k += stride) {
+      const v = samples[k]!;
+      sum += v * v;
+      read++;
+      pos += stride;
+      if (pos >= perFrame) {
+        this.#frame(sum / read);
+        sum = 0;
+        read = 0;
+        pos -= perFrame;
       }
     }
     this.#sum = sum;
     this.#read = read;
     this.#pos = pos;
-    this.#skip = k - count;
-    if (at + count * 2 < bytes.length) this.#carry = bytes[bytes.length - 1]!;
-  }
-
-  /** Take samples already read. */
-  pushSamples(samples: Int16Array): void {
-    const stride = this.#stride;
-    let k = this.#skip;
-    for (; k < samples.length; k += stride) this.#add(samples[k]!);
     this.#skip = k - samples.length;
   }
 
   /** The energies of the whole frames taken so far. */
   get db(): Float64Array {
     return this.#db.subarray(0, this.#frames);
-  }
-
-  #takeOne(v: number): void {
-    if (this.#skip > 0) {
-      this.#skip--;
-      return;
-    }
-    this.#add(v);
-    this.#skip = this.#stride - 1;
-  }
-
-  /** One value read: it stands for `#stride` sample values of its frame. */
-  #add(v: number): void {
-    this.#sum += v * v;
-    this.#read++;
-    this.#pos += this.#stride;
-    if (this.#pos < this.#perFrame) return;
-    this.#frame(this.#sum / this.#read);
-    this.#sum = 0;
-    this.#read = 0;
-    this.#pos -= this.#perFrame;
   }
 
   /** A whole frame of mean square `meanSquare`. */
