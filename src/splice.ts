@@ -239,11 +239,11 @@ export class SpliceLedger {
     const data = keepHeader ? chunk.data : cut.data;
     s.emittedBytes += data.length;
     this.#bytes += data.length;
-    return {
-      chunk: data === chunk.data ? chunk : { ...chunk, data },
-      ...(cut.restart && { restart: cut.restart }),
-      ...(layout && { layout }),
-    };
+    // Built without spreads of absent parts: this runs for every frame.
+    const entry: LedgerEntry<C> = { chunk: data === chunk.data ? chunk : { ...chunk, data } };
+    if (cut.restart) entry.restart = cut.restart;
+    if (layout) entry.layout = layout;
+    return entry;
   }
 
   /** The consumer read `bytes` of a segment's audio. */

@@ -46,6 +46,9 @@
 /** Frames held while waiting for a missing one; default of `reorderWindowFrames`. */
 export const DEFAULT_REORDER_WINDOW_FRAMES = 16;
 
+/** The gaps of a verdict that found none: one shared, frozen array (no allocation per frame; never pushed to). */
+const NO_GAPS = Object.freeze([]) as unknown as SequenceGap[];
+
 /** Sequences that never arrived, both ends included. */
 export interface SequenceGap {
   from: number;
@@ -148,7 +151,7 @@ export class SequenceWindow<T> {
   push(sequence: number, item: T): SequenceVerdict<T> {
     if (!Number.isSafeInteger(sequence)) {
       // Not orderable: released where it came (the reader never produces one).
-      return { release: [item], duplicate: false, gaps: [] };
+      return { release: [item], duplicate: false, gaps: NO_GAPS };
     }
     if (sequence === this.#next && this.#held === undefined) {
       // In order with nothing held: released at once, no Map touched. Never a
@@ -156,9 +159,9 @@ export class SequenceWindow<T> {
       // `next` (all of it at most the last released), and nothing is held.
       this.#record(sequence);
       this.#next = sequence + this.#step;
-      return { release: [item], duplicate: false, gaps: [] };
+      return { release: [item], duplicate: false, gaps: NO_GAPS };
     }
-    if (this.#seen(sequence)) return { release: [], duplicate: true, gaps: [] };
+    if (this.#seen(sequence)) return { release: [], duplicate: true, gaps: NO_GAPS };
     const last = this.#lastReleased;
     if (this.#step > 1 && last !== undefined && sequence > last && sequence < this.#next) {
       // Between two steps: the numbering was not stepped after all (it skips
@@ -170,7 +173,7 @@ export class SequenceWindow<T> {
     if (sequence < this.#next) {
       if (last !== undefined) {
         this.#addLate(sequence);
-        return { release: [], duplicate: false, gaps: [], late: true };
+        return { release: [], duplicate: false, gaps: NO_GAPS, late: true };
       }
       this.#next = sequence; // the numbering starts lower than expected
     } else if (last === undefined && this.held === 0 && sequence - this.#next > this.#windowFrames) {
@@ -202,7 +205,7 @@ export class SequenceWindow<T> {
   /** Release everything held, in order, skipping the sequences still missing (end of a segment or request). */
   drain(): SequenceVerdict<T> {
     const held = this.#held;
-    if (held === undefined) return { release: [], duplicate: false, gaps: [] };
+    if (held === undefined) return { release: [], duplicate: false, gaps: NO_GAPS };
     this.#learnStepAtEnd(held);
     const release: T[] = this.#releaseRun(held);
     const gaps: SequenceGap[] = [];
@@ -450,12 +453,9 @@ export class AudioOrder<T> {
     return this.#repeats;
   }
 
-  /** Apply a window operation, keeping the held count and what it says of the numbering. */
-  #track(window: SequenceWindow<T>, run: () => SequenceVerdict<T>): SequenceVerdict<T> {
-    const before = window.held;
-    const stepBefore = window.step;
-    const verdict = run();
-    this.#held += window.held - before;
+  /** What a window operation did, kept: the held count and what it says of the numbering (`before`: held and step before it). */
+  #track(window: SequenceWindow<T>, heldBefore: number, stepBefore: number, verdict: SequenceVerdict<T>): SequenceVerdict<T> {
+    this.#held += window.held - heldBefore;
     if (verdict.duplicate) this.#repeats++;
     if (verdict.gaps.length > 0) this.#skips = true;
     // A step learnt carries to the next segments; one found broken (a frame between two steps) does not.
@@ -472,8 +472,10 @@ export class AudioOrder<T> {
       this.#windows.push(window);
     }
     if (Number.isSafeInteger(sequence)) this.#highest = Math.max(this.#highest ?? sequence, sequence);
-    const w = window;
-    return this.#track(w, () => w.push(sequence, item));
+    // No closure per frame: the counts before, the operation, then the bookkeeping.
+    const held = window.held;
+    const step = window.step;
+    return this.#track(window, held, step, window.push(sequence, item));
   }
 
   /** The frames of a segment held now, in no particular order. */
@@ -493,7 +495,7 @@ export class AudioOrder<T> {
   /** A segment completed: release what it still holds. */
   drainSegment(segmentId: string): SequenceVerdict<T> {
     const window = this.#window(segmentId);
-    return window ? this.#track(window, () => window.drain()) : { release: [], duplicate: false, gaps: [] };
+    return window ? this.#track(window, window.held, window.step, window.drain()) : { release: [], duplicate: false, gaps: NO_GAPS };
   }
 
   /** The request ended: release what every segment still holds, segment by segment. */
@@ -501,7 +503,7 @@ export class AudioOrder<T> {
     const release: T[] = [];
     const gaps: SequenceGap[] = [];
     for (const w of this.#windows) {
-      const v = this.#track(w, () => w.drain());
+      const v = this.#track(w, w.held, w.step, w.drain());
       release.push(...v.release);
       gaps.push(...v.gaps);
     }

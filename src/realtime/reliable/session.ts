@@ -312,7 +312,8 @@ export class ReliableSession extends EventEmitter<TransportEvents> implements Se
   #emitAudio(audio: MachineAudio): void {
     const ready = this.#ready;
     if (!ready) return;
-    const data = Buffer.from(audio.data.buffer, audio.data.byteOffset, audio.data.byteLength);
+    // The reader's audio is already a Buffer view of the socket's bytes (`flat-frame.ts`): a second view per frame is a cost, not a safety.
+    const data = Buffer.isBuffer(audio.data) ? audio.data : Buffer.from(audio.data.buffer, audio.data.byteOffset, audio.data.byteLength);
     if (this.#tagOf?.attempt !== audio.attempt) this.#tagOf = { attempt: audio.attempt, tag: nextAttemptTag() };
     const attempt = this.#tagOf.tag;
     const raw: TransportAudio = { data, segmentId: audio.segmentId, attempt, offset: audio.offset, sequence: ++this.#outSequence, format: ready.format, sampleRate: ready.sampleRate, channels: ready.channels, bitDepth: ready.bitDepth };
