@@ -121,7 +121,7 @@ export function tokenize(text: string): Token[] {
 let scratch = new Int16Array(0);
 
 /** Samples a second the frame energies read (every n-th sample, n = rate / this): energy, not spectrum, so 8 kHz is plenty. */
-const ENERGY_READ_RATE = 4_000;
+const ENERGY_READ_RATE = 2_000;
 
 /**
  * The energy of each 10 ms frame of PCM, in dB, taken as the audio streams
