@@ -7,6 +7,7 @@
 import { dialectOf } from '../../src/server/dialect.js';
 import { drawRandomDialect, isRandomDialectName } from '../../src/server/dialect-random.js';
 import { TONE_SAMPLE_RATE } from '../../src/server/engines/tone.js';
+import { DEFAULT_REORDER_WINDOW_FRAMES } from '../../src/realtime/sequence-window.js';
 
 /** PCM rate of the tone engine's audio under this suite's dialect. */
 export const TONE_RATE = dialectOf().sampleRate ?? TONE_SAMPLE_RATE;
@@ -27,6 +28,21 @@ const DIALECT = process.env['VOXPIPE_DIALECT'] || 'reference';
  * decide whether audio is missing.
  */
 export const SKIPPING_NUMBERING = isRandomDialectName(DIALECT) && drawRandomDialect(DIALECT).realtime.sequence.step === 'random';
+
+/**
+ * The dialect numbers audio in a way the reorder window must first learn
+ * (src/realtime/sequence-window.ts): a step other than 1, or a first
+ * sequence past 1 that is near enough to be frames arriving early (from 7:
+ * 1 to 6 may still come). The first frames of a connection then wait in
+ * the window until it fills, the step is learnt or the segment completes;
+ * a cut before that drops them and the resume brings them again.
+ * (Drawn seed fa487a3c: per-segment numbering from 7.)
+ */
+export const NUMBERING_LEARNT = ((): boolean => {
+  if (!isRandomDialectName(DIALECT)) return false;
+  const { start, step } = drawRandomDialect(DIALECT).realtime.sequence;
+  return step !== 1 || (start > 1 && start - 1 <= DEFAULT_REORDER_WINDOW_FRAMES);
+})();
 
 /** Warning codes without the `audio_sequence_gap` notes such numbering earns, and only under such a dialect. */
 export function withoutNumberingNotes(codes: readonly string[]): string[] {
