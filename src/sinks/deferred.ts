@@ -8,6 +8,11 @@
 import { Writable } from 'node:stream';
 import { DEFAULT_SINK_HIGH_WATER_MARK, SinkKind, type Sink, type SinkResult } from './types.js';
 
+/** Sinks that keep what they were given when a run fails upstream: files. */
+const FILE_KINDS: ReadonlySet<SinkKind> = new Set([SinkKind.wavFile, SinkKind.rawFile]);
+/** Longest wait for a file to write what it was given before a failure closes it anyway. */
+const KEEP_ON_FAILURE_MS = 5_000;
+
 export class DeferredSink extends Writable implements Sink {
   readonly done: Promise<SinkResult>;
   readonly #open: () => Promise<Sink>;
@@ -68,9 +73,33 @@ export class DeferredSink extends Writable implements Sink {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (this.#inner) {
-      if (error) this.#inner.destroy(error);
-    } else this.#settle.reject(error ?? new Error('sink destroyed before it opened'));
+    const inner = this.#inner;
+    if (!inner) {
+      this.#settle.reject(error ?? new Error('sink destroyed before it opened'));
+      callback(error);
+      return;
+    }
+    if (!error) {
+      callback(null);
+      return;
+    }
+    // Failed upstream (a run that stops part-way): a file keeps the audio
+    // already handed to it. Destroying it would drop the chunks still queued
+    // for its writes (a pipeline destroys every stage at once), so it is
+    // ended instead, its header patched to what it holds, within a bound.
+    if (FILE_KINDS.has(inner.kind) && !inner.destroyed && !inner.writableEnded) {
+      const timer = setTimeout(() => inner.destroy(error), KEEP_ON_FAILURE_MS);
+      inner.end();
+      inner.done.then(
+        () => undefined,
+        () => undefined,
+      ).finally(() => {
+        clearTimeout(timer);
+        callback(error);
+      });
+      return;
+    }
+    inner.destroy(error);
     callback(error);
   }
 }
