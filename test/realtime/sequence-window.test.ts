@@ -5,6 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { AudioOrder, describeGaps, SequenceWindow, type SequenceGap, type SequenceVerdict } from '../../src/realtime/sequence-window.js';
+import { seededRandom } from '../protocol/frames.js';
 
 function feed(window: SequenceWindow<string>, sequences: number[]): { out: number[]; gaps: string[]; dupes: number[]; late?: number[] } {
   const out: number[] = [];
@@ -363,17 +364,6 @@ class ReferenceWindow<T> {
   }
 }
 
-/** A seeded generator (mulberry32): the same cases on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 interface Numbering {
   window: number;
@@ -466,7 +456,7 @@ function compare(numbering: Numbering, label: string): { floorRepeats: number; m
 
 describe('SequenceWindow against the Set-based window it replaced (issue 29)', () => {
   it('4,000 short numberings (repeats, reorders, gaps, steps, late frames, drains; seeded): the same verdicts and readings, frame by frame', () => {
-    const random = seeded(0x5eed29);
+    const random = seededRandom(0x5eed29);
     let late = 0;
     let repeats = 0;
     for (let run = 0; run < 4000; run++) {
@@ -487,7 +477,7 @@ describe('SequenceWindow against the Set-based window it replaced (issue 29)', (
   });
 
   it('300 long numberings with few gaps (300 to 2,000 frames; seeded): the same verdicts and readings, runs and late ones kept stay bounded', () => {
-    const random = seeded(0xa11d0c);
+    const random = seededRandom(0xa11d0c);
     for (let run = 0; run < 300; run++) {
       const result = compare(drawNumbering(random, 300 + Math.floor(random() * 1700), false), `run ${run}`);
       expect(result.maxRuns).toBeLessThanOrEqual(64);
@@ -496,7 +486,7 @@ describe('SequenceWindow against the Set-based window it replaced (issue 29)', (
   });
 
   it('100 long numberings full of gaps (2,000 frames; seeded): runs and late ones merge into the floor, at most 64 kept; the only difference is a late frame far back dropped as a repeat', () => {
-    const random = seeded(0x9a95);
+    const random = seededRandom(0x9a95);
     let floorRepeats = 0;
     let maxRuns = 0;
     let maxLate = 0;
