@@ -1,13 +1,16 @@
 /**
  * The realtime v2 client: one connection (`connect`), the simple-mode and
  * reliable-mode sessions (both `SegmentTransport`s that SpeechStream
- * drives), and the pure reliable state machine they are built on.
+ * drives), the pure reliable state machine they are built on, and the one
+ * driver between a machine and a platform's link and reads.
  */
 export { connect, liveUrl } from './connection.js';
 export type { CloseInfo, ConnectOptions, RealtimeConnection } from './connection.js';
 export { SimpleSession } from './simple-session.js';
 export type { SimpleSessionOptions, SimpleSummary } from './simple-session.js';
 export { ReliableSession } from './reliable/session.js';
+export { Driver } from './driver.js';
+export type { DriverAudio, DriverEvent, DriverOptions, DriverOwner, DrivenMachine, Link, LinkConnection, LinkHandlers, Reads } from './driver.js';
 export type { ReliableSessionOptions, ReliableSummary } from './reliable/session.js';
 export { ReliableMachine, Phase as MachinePhase, ResumeErrorCode, MachineWarning, defaultPartialPolicy } from './reliable/machine.js';
 export { PartialSegmentPolicy, SegmentState, TimerId, WaterfallStage } from './reliable/types.js';
