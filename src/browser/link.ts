@@ -51,9 +51,6 @@ export function browserLink(options: BrowserLinkOptions, opened: () => void): Li
         send: (event) => {
           if (ws?.readyState === WebSocket.OPEN) ws.send(encodeFrame(event));
         },
-        // The browser's WebSocket cannot stop reading.
-        pause: () => undefined,
-        resume: () => undefined,
         close: (code = CloseCode.normal, reason = '') => {
           detach();
           if (ws && ws.readyState <= WebSocket.OPEN) ws.close(code >= 3000 || code === CloseCode.normal ? code : CloseCode.normal, reason.slice(0, 120));

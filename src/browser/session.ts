@@ -9,7 +9,6 @@
  * and splices a resumed segment, so the page hears one unbroken stream.
  */
 import { AbortError, type VoxpipeError } from '../errors.js';
-import { CloseCode } from '../protocol/constants.js';
 import type { StartRequest } from '../protocol/events.js';
 import { Driver, type DriverAudio, type DriverEvent, type DriverOwner } from '../realtime/driver.js';
 import { ReliableMachine } from '../realtime/reliable/machine.js';
@@ -41,12 +40,10 @@ export interface BrowserSessionEvents {
   event(event: MachineEvent): void;
 }
 
-const ignore = (): void => undefined;
-
 /** One realtime reliable request over browser WebSockets. */
-export class BrowserSession implements DriverOwner<undefined> {
+export class BrowserSession implements DriverOwner {
   readonly #on: BrowserSessionEvents;
-  readonly #driver: Driver<ReliableMachine, undefined>;
+  readonly #driver: Driver<ReliableMachine>;
   #connections = 0;
 
   constructor(options: BrowserSessionOptions, on: BrowserSessionEvents) {
@@ -71,12 +68,9 @@ export class BrowserSession implements DriverOwner<undefined> {
     return this.#connections;
   }
 
-  /** The page's inputs: `open`, `segment-queued` and `stop-requested` go through the driver's lifecycle; its events say how they end. */
+  /** The page's inputs (`open`, `segment-queued`, `stop-requested`); the machine's events say how each ends. */
   handle(input: MachineInput): void {
-    if (input.type === 'open') this.#driver.open().catch(ignore);
-    else if (input.type === 'segment-queued') this.#driver.send(input).catch(ignore);
-    else if (input.type === 'stop-requested') this.#driver.end().catch(ignore);
-    else this.#driver.machine.handle(input);
+    this.#driver.machine.handle(input);
   }
 
   has(segmentId: string): boolean {
@@ -85,9 +79,7 @@ export class BrowserSession implements DriverOwner<undefined> {
 
   /** Drop the socket as a network failure would (no close frame): the machine resumes. For demos and tests. */
   dropConnection(): void {
-    if (!this.#driver.connected) return;
-    this.#driver.closeTransport(CloseCode.normal, 'dropped by the page');
-    this.#driver.machine.handle({ type: 'transport-closed', code: CloseCode.abnormal, reason: 'dropped by the page', wasClean: false });
+    this.#driver.dropConnection();
   }
 
   abort(reason: VoxpipeError = new AbortError()): void {
@@ -106,13 +98,7 @@ export class BrowserSession implements DriverOwner<undefined> {
 
   discontinuity(): void {}
 
-  segmentCompleted(): void {}
-
   event(event: DriverEvent): void {
     this.#on.event(event as MachineEvent);
-  }
-
-  summarize(): undefined {
-    return undefined;
   }
 }

@@ -3,8 +3,8 @@
  * and the world, on every platform. The machine decides; the driver keeps
  * the lifecycle around it, once for both modes and both platforms:
  *
- * - the waiters of `open()`, each `send()` and `end()`, the abort signal,
- *   pause and resume;
+ * - abort, pause and resume (and, in `transport-driver.ts`, the waiters of
+ *   `open()`, each `send()` and `end()`, and the abort signal);
  * - connections: each one tagged with a generation, so anything of a
  *   connection dropped or of a request ended (a frame, a close, a read, a
  *   late `connect()`) never reaches the machine; frames and a close that
@@ -24,17 +24,16 @@
  * page's callbacks), and the owner that hands the results on (an event
  * emitter in Node, callbacks in the browser). No Node API here.
  */
-import { AbortError, VoxpipeError } from '../errors.js';
+import { AbortError, type VoxpipeError } from '../errors.js';
 import type { AudioFormat } from '../protocol/audio.js';
-import { CloseCode, ErrorCode } from '../protocol/constants.js';
+import { CloseCode } from '../protocol/constants.js';
 import type { ClientEvent, ReadyEvent, ServerEvent } from '../protocol/events.js';
 import { SpliceLedger, type PartialSegmentPolicy } from '../splice.js';
 import { nextAttemptTag, TransportName, type HeardAudio, type HeardSegment, type ReadyInfo, type SegmentInput, type TransportAudio } from '../transport.js';
 import type { CloseInfo } from './connection.js';
-import type { MachineAudio, MachineEvent, MachineInput, MachinePort, MachineSegmentResult, SegmentAudioResult, StatusResult, TimerId } from './reliable/types.js';
-import { validateSegment } from './session-util.js';
+import type { MachineAudio, MachineEvent, MachineInput, MachinePort, SegmentAudioResult, StatusResult, TimerId } from './reliable/types.js';
 import type { SimpleEvent, SimpleInput, SimplePort, SimpleTimerId } from './simple/types.js';
-import { markStage, type RealtimeSegmentResult, type SessionTimings, type WireWaterfall } from './waterfall.js';
+import type { SessionTimings } from './waterfall.js';
 
 /** Where a connection's frames and its close go. */
 export interface LinkHandlers {
@@ -47,13 +46,13 @@ export interface LinkHandlers {
 /** One authenticated connection, as the driver uses it. */
 export interface LinkConnection {
   send(event: ClientEvent): void;
-  /** Stop reading frames (backpressure); a link that cannot pause ignores it. */
-  pause(): void;
-  resume(): void;
+  /** Stop reading frames (backpressure); absent where the link cannot (the browser's WebSocket). */
+  pause?(): void;
+  resume?(): void;
   close(code?: number, reason?: string): void;
 }
 
-/** Opens one authenticated connection; rejects with a VoxpipeError when it cannot. */
+/** Opens one authenticated connection; rejects with a VoxpipeError (only) when it cannot. */
 export type Link = (handlers: LinkHandlers) => Promise<LinkConnection>;
 
 /** The reliable machine's HTTP reads; each answers with a result, never throws. */
@@ -77,16 +76,13 @@ export interface DrivenMachine {
 export type DriverAudio<B extends Uint8Array = Uint8Array> = Omit<TransportAudio, 'data'> & { data: B };
 
 /** Who hands the driver's results on (the Node session's events, the browser's callbacks). */
-export interface DriverOwner<Summary, B extends Uint8Array = Uint8Array> {
+export interface DriverOwner<B extends Uint8Array = Uint8Array> {
   ready(info: ReadyInfo): void;
   audio(chunk: DriverAudio<B>): void;
   /** The driver's own ledger restarted a segment (`onPartialSegment: 'restart'`). */
   discontinuity(segmentId: string, droppedBytes: number): void;
-  segmentCompleted(result: RealtimeSegmentResult): void;
   /** Every machine event, after the driver's own bookkeeping. */
   event(event: DriverEvent): void;
-  /** What `end()` resolves with, once the machine finished. */
-  summarize(): Summary;
 }
 
 export interface DriverOptions<M extends DrivenMachine, B extends Uint8Array = Uint8Array> {
@@ -101,30 +97,6 @@ export interface DriverOptions<M extends DrivenMachine, B extends Uint8Array = U
   partialPolicy?: PartialSegmentPolicy | undefined;
   /** The platform's view of audio bytes (Node: a `Buffer` over the same memory). */
   bytes(data: Uint8Array): B;
-  /** Aborts the request (as `abort()`). */
-  signal?: AbortSignal | undefined;
-}
-
-/** A promise with its resolve and reject at hand. */
-interface Waiter<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-function waiter<T>(): Waiter<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/** Anything thrown, as a VoxpipeError. */
-function asVoxpipeError(err: unknown): VoxpipeError {
-  return err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', err instanceof Error ? err.message : String(err), { cause: err });
 }
 
 /**
@@ -149,66 +121,23 @@ function readyInfoFrom(ready: ReadyEvent, requestId?: string): ReadyInfo {
 }
 
 /**
- * The machine's named one-shot timers on the global `setTimeout`: starting
- * an id again replaces it; a timer that fires calls `fire(id)`.
+ * Drives one machine for one request: the machine's port, its connections,
+ * timers, ledger and `ready`. The browser facade drives the machine through
+ * it with inputs and listens to its events; `TransportDriver`
+ * (`transport-driver.ts`) adds the waiters a `SegmentTransport` offers.
  */
-class TimerTable<Id> {
-  // A machine runs a few timers at once: two short arrays, not a Map (memory per stream).
-  readonly #ids: Id[] = [];
-  readonly #handles: ReturnType<typeof setTimeout>[] = [];
-  constructor(private readonly fire: (id: Id) => void) {}
-
-  start(id: Id, ms: number): void {
-    this.cancel(id);
-    const handle = setTimeout(() => {
-      this.#forget(id, handle);
-      this.fire(id);
-    }, ms);
-    this.#ids.push(id);
-    this.#handles.push(handle);
-  }
-
-  cancel(id: Id): void {
-    const i = this.#ids.indexOf(id);
-    if (i < 0) return;
-    clearTimeout(this.#handles[i]);
-    this.#ids.splice(i, 1);
-    this.#handles.splice(i, 1);
-  }
-
-  clear(): void {
-    for (const handle of this.#handles) clearTimeout(handle);
-    this.#ids.length = 0;
-    this.#handles.length = 0;
-  }
-
-  #forget(id: Id, handle: ReturnType<typeof setTimeout>): void {
-    const i = this.#ids.indexOf(id);
-    if (i < 0 || this.#handles[i] !== handle) return;
-    this.#ids.splice(i, 1);
-    this.#handles.splice(i, 1);
-  }
-}
-
-/** A segment sent: its waterfall, and the waiter of its `send()` until it completed. */
-interface Sent {
-  waterfall: WireWaterfall;
-  waiter: Waiter<RealtimeSegmentResult> | undefined;
-}
-
-/** Drives one machine for one request: the machine's port, and the lifecycle a transport offers. */
-export class Driver<M extends DrivenMachine, Summary, B extends Uint8Array = Uint8Array> implements MachinePort, SimplePort {
+export class Driver<M extends DrivenMachine, B extends Uint8Array = Uint8Array> implements MachinePort, SimplePort {
   readonly machine: M;
   /** Session-level times: each the first time it happened. */
   readonly timings: SessionTimings = {};
-  readonly #owner: DriverOwner<Summary, B>;
+  readonly #owner: DriverOwner<B>;
   readonly #link: Link;
   readonly #reads: Reads | undefined;
   readonly #requestId: string | undefined;
   readonly #policy: PartialSegmentPolicy | undefined;
   readonly #bytes: (data: Uint8Array) => B;
-  readonly #timers = new TimerTable<TimerId | SimpleTimerId>((id) => this.machine.handle({ type: 'timer', id } as MachineInput));
-  readonly #segments = new Map<string, Sent>();
+  /** The machine's timers: one `setTimeout` per id (a machine runs a few at once). */
+  #timers: Partial<Record<TimerId | SimpleTimerId, ReturnType<typeof setTimeout> | undefined>> = {};
   /** What the listener has of each segment: the stream's ledger once bound, else the driver's own (made at first need). */
   #ledger: HeardAudio | undefined;
   /** The driver's own ledger, when nobody bound one: it splices what it lets through. */
@@ -223,16 +152,10 @@ export class Driver<M extends DrivenMachine, Summary, B extends Uint8Array = Uin
   #generation = 0;
   #paused = false;
   #ready: ReadyInfo | undefined;
-  #openWaiter: Waiter<ReadyInfo> | undefined;
-  #endWaiter: Waiter<Summary> | undefined;
-  #summary: Summary | undefined;
-  #ended = false;
-  #error: VoxpipeError | undefined;
   /** Cancels reads in flight when the request ends; made at the first read (most requests never read). */
   #http: AbortController | undefined;
-  #unlinkSignal: (() => void) | undefined;
 
-  constructor(options: DriverOptions<M, B>, owner: DriverOwner<Summary, B>) {
+  constructor(options: DriverOptions<M, B>, owner: DriverOwner<B>) {
     this.#owner = owner;
     this.#link = options.link;
     this.#reads = options.reads;
@@ -240,12 +163,6 @@ export class Driver<M extends DrivenMachine, Summary, B extends Uint8Array = Uin
     this.#policy = options.partialPolicy;
     this.#bytes = options.bytes;
     this.machine = options.machine(this);
-    if (options.signal) this.#linkSignal(options.signal);
-  }
-
-  /** The summary, once the machine finished. */
-  get summary(): Summary | undefined {
-    return this.#summary;
   }
 
   /** The stream reading this request keeps the one ledger: hand it the machine's audio raw, and ask it what was heard. Before `open`. */
@@ -254,44 +171,9 @@ export class Driver<M extends DrivenMachine, Summary, B extends Uint8Array = Uin
     this.#own = undefined;
   }
 
-  open(signal?: AbortSignal): Promise<ReadyInfo> {
-    if (this.#openWaiter) return this.#openWaiter.promise;
-    this.#openWaiter = waiter();
-    if (this.#ended) {
-      // Nothing left to open: the request failed, or ended (`end()` with nothing sent).
-      this.#openWaiter.reject(this.#error ?? new VoxpipeError(ErrorCode.invalidState, 'open() after the request ended'));
-      return this.#openWaiter.promise;
-    }
-    if (signal) this.#linkSignal(signal);
-    this.timings.openMs ??= performance.now();
-    this.machine.handle({ type: 'open' });
-    return this.#openWaiter.promise;
-  }
-
-  send(segment: SegmentInput): Promise<RealtimeSegmentResult> {
-    if (this.#error) return Promise.reject(this.#error);
-    if (this.#ended || this.#endWaiter) return Promise.reject(new VoxpipeError(ErrorCode.invalidState, 'send() after end()'));
-    let refused: VoxpipeError | undefined;
-    try {
-      refused = this.machine.refusal ? this.machine.refusal(segment) : (validateSegment(segment), undefined);
-    } catch (err) {
-      refused = asVoxpipeError(err);
-    }
-    if (!refused && this.#segments.has(segment.segmentId)) refused = new VoxpipeError(ErrorCode.idempotencyConflict, `segment ${segment.segmentId} was already sent`);
-    if (refused) return Promise.reject(refused);
-    const w = waiter<RealtimeSegmentResult>();
-    this.#segments.set(segment.segmentId, { waterfall: { queuedMs: performance.now() }, waiter: w });
-    this.machine.handle({ type: 'segment-queued', segmentId: segment.segmentId, text: segment.text });
-    return w.promise;
-  }
-
-  end(): Promise<Summary> {
-    if (this.#endWaiter) return this.#endWaiter.promise;
-    this.#endWaiter = waiter();
-    if (this.#error) this.#endWaiter.reject(this.#error);
-    else if (this.#ended) this.#endWaiter.resolve(this.#summary as Summary);
-    else this.machine.handle({ type: 'stop-requested' });
-    return this.#endWaiter.promise;
+  /** What `ready` said, once it came. */
+  get ready(): ReadyInfo | undefined {
+    return this.#ready;
   }
 
   abort(reason: VoxpipeError = new AbortError()): void {
@@ -299,27 +181,18 @@ export class Driver<M extends DrivenMachine, Summary, B extends Uint8Array = Uin
   }
 
   pause(): void {
-    this.#paused = true;
-    this.#connection?.pause();
-    this.machine.handle({ type: 'reader', paused: true });
+    this.#reader(true);
   }
 
   resume(): void {
-    this.#paused = false;
-    this.#connection?.resume();
-    this.machine.handle({ type: 'reader', paused: false });
+    this.#reader(false);
   }
 
-  /** A completed segment as a transport reports it. */
-  result(r: MachineSegmentResult): RealtimeSegmentResult {
-    const result: RealtimeSegmentResult = { segmentId: r.segmentId, units: r.units, audioBytes: r.audioBytes, transport: TransportName.realtime, waterfall: this.#segments.get(r.segmentId)?.waterfall ?? {} };
-    if (r.expectedBytes !== undefined) result.expectedBytes = r.expectedBytes;
-    return result;
-  }
-
-  /** A connection is open (for `dropConnection`-style tests of the platforms). */
-  get connected(): boolean {
-    return this.#connection !== undefined;
+  /** Drop the connection as a network failure would: the machine sees an abnormal close and resumes (demos and tests). */
+  dropConnection(): void {
+    if (!this.#connection) return;
+    this.closeTransport(CloseCode.normal, 'dropped');
+    this.#closed({ code: CloseCode.abnormal, reason: 'dropped', wasClean: false });
   }
 
   // ------------------------------------------------------------ the machine's port
@@ -358,51 +231,32 @@ export class Driver<M extends DrivenMachine, Summary, B extends Uint8Array = Uin
   }
 
   emit(event: DriverEvent): void {
-    switch (event.type) {
-      case 'ready':
-        this.#ready = readyInfoFrom(event.ready, this.#requestId);
-        this.timings.readyMs ??= performance.now();
-        this.#owner.ready(this.#ready);
-        this.#openWaiter?.resolve(this.#ready);
-        break;
-      case 'mark': {
-        const waterfall = this.#segments.get(event.segmentId)?.waterfall;
-        if (waterfall) markStage(waterfall, event.stage, performance.now());
-        break;
-      }
-      case 'segment-completed': {
-        const result = this.result(event.result);
-        this.#owner.segmentCompleted(result);
-        const sent = this.#segments.get(result.segmentId);
-        sent?.waiter?.resolve(result);
-        if (sent) sent.waiter = undefined;
-        break;
-      }
-      case 'finished':
-        this.#summary = this.#owner.summarize();
-        this.#cleanup();
-        this.#endWaiter?.resolve(this.#summary);
-        break;
-      case 'failed':
-        this.#error = event.error;
-        this.#cleanup();
-        this.#openWaiter?.reject(event.error);
-        for (const sent of this.#segments.values()) {
-          sent.waiter?.reject(event.error);
-          sent.waiter = undefined;
-        }
-        this.#endWaiter?.reject(event.error);
-        break;
+    if (event.type === 'ready') {
+      this.#ready = readyInfoFrom(event.ready, this.#requestId);
+      this.timings.readyMs ??= performance.now();
+      this.#owner.ready(this.#ready);
+    } else if (event.type === 'finished' || event.type === 'failed') {
+      // The request ended: no timer, read or connection of it is left, and a connection still on its way is closed when it comes.
+      for (const handle of Object.values(this.#timers)) clearTimeout(handle);
+      this.#timers = {};
+      this.#http?.abort();
+      this.closeTransport(CloseCode.normal, 'ended');
     }
     this.#owner.event(event);
   }
 
+  /** Starting an id again replaces its timer. */
   startTimer(id: TimerId | SimpleTimerId, ms: number): void {
-    this.#timers.start(id, ms);
+    clearTimeout(this.#timers[id]);
+    this.#timers[id] = setTimeout(() => {
+      this.#timers[id] = undefined;
+      this.machine.handle({ type: 'timer', id } as MachineInput);
+    }, ms);
   }
 
   cancelTimer(id: TimerId | SimpleTimerId): void {
-    this.#timers.cancel(id);
+    clearTimeout(this.#timers[id]);
+    this.#timers[id] = undefined;
   }
 
   openTransport(): void {
@@ -423,13 +277,10 @@ export class Driver<M extends DrivenMachine, Summary, B extends Uint8Array = Uin
     };
     this.#link({ onEvent, onClose }).then(
       (connection) => {
-        if (generation !== this.#generation) {
-          connection.close();
-          return;
-        }
+        if (generation !== this.#generation) return connection.close();
         this.timings.authenticatedMs ??= performance.now();
         this.#connection = connection;
-        if (this.#paused) connection.pause();
+        if (this.#paused) connection.pause?.();
         const early = held!;
         held = undefined;
         this.machine.handle({ type: 'transport-opened' });
@@ -440,7 +291,7 @@ export class Driver<M extends DrivenMachine, Summary, B extends Uint8Array = Uin
         if (closedEarly && generation === this.#generation) this.#closed(closedEarly);
       },
       (err: unknown) => {
-        if (generation === this.#generation) this.machine.handle({ type: 'transport-failed', error: asVoxpipeError(err) });
+        if (generation === this.#generation) this.machine.handle({ type: 'transport-failed', error: err as VoxpipeError });
       },
     );
   }
@@ -453,19 +304,15 @@ export class Driver<M extends DrivenMachine, Summary, B extends Uint8Array = Uin
   }
 
   fetchStatus(requestId: string): void {
-    const reads = this.#reads;
-    if (!reads) return;
     const generation = this.#generation;
-    void reads.status(requestId, this.#httpSignal()).then((result) => {
+    void this.#reads?.status(requestId, this.#httpSignal()).then((result) => {
       if (generation === this.#generation) this.machine.handle({ type: 'status-fetched', result });
     });
   }
 
   fetchSegmentAudio(segmentId: string, url: string): void {
-    const reads = this.#reads;
-    if (!reads) return;
     const generation = this.#generation;
-    void reads.segmentAudio(url, this.#httpSignal()).then((result) => {
+    void this.#reads?.segmentAudio(url, this.#httpSignal()).then((result) => {
       if (generation === this.#generation) this.machine.handle({ type: 'audio-fetched', segmentId, result });
     });
   }
@@ -487,31 +334,14 @@ export class Driver<M extends DrivenMachine, Summary, B extends Uint8Array = Uin
     this.machine.handle(input);
   }
 
+  #reader(paused: boolean): void {
+    this.#paused = paused;
+    if (paused) this.#connection?.pause?.();
+    else this.#connection?.resume?.();
+    this.machine.handle({ type: 'reader', paused });
+  }
+
   #httpSignal(): AbortSignal {
     return (this.#http ??= new AbortController()).signal;
-  }
-
-  #linkSignal(signal: AbortSignal): void {
-    const onAbort = (): void => this.abort(new AbortError('aborted by signal', { cause: signal.reason }));
-    if (signal.aborted) {
-      queueMicrotask(onAbort);
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    const previous = this.#unlinkSignal;
-    this.#unlinkSignal = () => {
-      previous?.();
-      signal.removeEventListener('abort', onAbort);
-    };
-  }
-
-  /** The request ended: no timer, read, signal or connection of it is left. */
-  #cleanup(): void {
-    this.#ended = true;
-    this.#timers.clear();
-    this.#http?.abort();
-    this.#unlinkSignal?.();
-    this.#unlinkSignal = undefined;
-    this.closeTransport(CloseCode.normal, 'ended');
   }
 }

@@ -10,6 +10,8 @@ export { SimpleSession } from './simple-session.js';
 export type { SimpleSessionOptions, SimpleSummary } from './simple-session.js';
 export { ReliableSession } from './reliable/session.js';
 export { Driver } from './driver.js';
+export { TransportDriver } from './transport-driver.js';
+export type { TransportDriverOptions, TransportOwner } from './transport-driver.js';
 export type { DriverAudio, DriverEvent, DriverOptions, DriverOwner, DrivenMachine, Link, LinkConnection, LinkHandlers, Reads } from './driver.js';
 export type { ReliableSessionOptions, ReliableSummary } from './reliable/session.js';
 export { ReliableMachine, Phase as MachinePhase, ResumeErrorCode, MachineWarning, defaultPartialPolicy } from './reliable/machine.js';

@@ -8,6 +8,7 @@ import type { Link, Reads } from './driver.js';
 import { RECOVERY_DEFAULTS } from './budgets.js';
 import { fetchRequestStatus, fetchSegmentAudio } from './status-client.js';
 import { defined } from '../defined.js';
+import { VoxpipeError } from '../errors.js';
 
 export interface NodeLinkOptions {
   /** `{ws_url}` of the realtime service. */
@@ -26,7 +27,11 @@ export interface NodeLinkOptions {
 export function nodeLink(options: NodeLinkOptions): Link {
   const source = options.connectionSource ?? connect;
   const base: Omit<ConnectOptions, 'onEvent' | 'onClose'> = { wsUrl: options.wsUrl, apiKey: options.apiKey, ...defined({ connectTimeoutMs: options.connectTimeoutMs, keepAliveMs: options.keepAliveMs }) };
-  return (handlers) => source({ ...base, onEvent: handlers.onEvent, onClose: handlers.onClose });
+  return (handlers) =>
+    source({ ...base, onEvent: handlers.onEvent, onClose: handlers.onClose }).catch((err: unknown) => {
+      // A connection source of one's own may throw anything; the driver hands the machine VoxpipeErrors.
+      throw err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', err instanceof Error ? err.message : String(err), { cause: err });
+    });
 }
 
 export interface NodeReadsOptions {

@@ -7,16 +7,17 @@
 import { EventEmitter } from 'eventemitter3';
 import type { VoxpipeError } from '../errors.js';
 import { TransportName, type HeardAudio, type ReadyInfo, type SegmentInput, type SegmentTransport, type TransportEvents, type TransportSummary } from '../transport.js';
-import { Driver, type DriverAudio, type DriverEvent, type DriverOptions, type DrivenMachine, type DriverOwner } from './driver.js';
+import type { DriverAudio, DriverEvent, DrivenMachine } from './driver.js';
+import { TransportDriver, type TransportDriverOptions, type TransportOwner } from './transport-driver.js';
 import type { RealtimeSegmentResult, SessionTimings } from './waterfall.js';
 
 export abstract class NodeSession<M extends DrivenMachine, Summary extends TransportSummary> extends EventEmitter<TransportEvents> implements SegmentTransport {
   readonly name = TransportName.realtime;
-  protected readonly driver: Driver<M, Summary, Buffer>;
+  protected readonly driver: TransportDriver<M, Summary, Buffer>;
 
-  constructor(options: DriverOptions<M, Buffer>) {
+  constructor(options: TransportDriverOptions<M, Buffer>) {
     super();
-    this.driver = new Driver(options, new NodeSession.#Owner<Summary>(this));
+    this.driver = new TransportDriver(options, new NodeSession.#Owner<Summary>(this));
   }
 
   /** Session-level times (open, authenticated, ready, first audio). */
@@ -65,7 +66,7 @@ export abstract class NodeSession<M extends DrivenMachine, Summary extends Trans
    * session's protected members) rather than an object of closures, and
    * not the session itself (its methods would be the transport's API).
    */
-  static readonly #Owner = class<Summary extends TransportSummary> implements DriverOwner<Summary, Buffer> {
+  static readonly #Owner = class<Summary extends TransportSummary> implements TransportOwner<Summary, Buffer> {
     constructor(private readonly s: NodeSession<DrivenMachine, Summary>) {}
     ready(info: ReadyInfo): void {
       this.s.emit('ready', info);
