@@ -36,7 +36,7 @@ function asError(err: unknown): VoxpipeError {
   return new ConnectionError('connection_failed', err instanceof Error ? err.message : String(err), { retryable: true, cause: err });
 }
 
-/** Connections with a ticket; `opened` counts them (the first and each resume). */
+/** Connections with a ticket; `opened` counts them (the first and each resume). What a dropped one still delivers, the driver ignores. */
 export function browserLink(options: BrowserLinkOptions, opened: () => void): Link {
   const timeoutMs = options.connectTimeoutMs ?? 10_000; // 10 s
   return (handlers) =>
@@ -44,15 +44,11 @@ export function browserLink(options: BrowserLinkOptions, opened: () => void): Li
       let ws: WebSocket | undefined;
       let authenticated = false;
       let failed = false;
-      const detach = (): void => {
-        if (ws) ws.onmessage = ws.onclose = ws.onerror = ws.onopen = null;
-      };
       const connection: LinkConnection = {
         send: (event) => {
           if (ws?.readyState === WebSocket.OPEN) ws.send(encodeFrame(event));
         },
         close: (code = CloseCode.normal, reason = '') => {
-          detach();
           if (ws && ws.readyState <= WebSocket.OPEN) ws.close(code >= 3000 || code === CloseCode.normal ? code : CloseCode.normal, reason.slice(0, 120));
         },
       };
@@ -61,6 +57,12 @@ export function browserLink(options: BrowserLinkOptions, opened: () => void): Li
         clearTimeout(timer);
         connection.close();
         reject(error);
+      };
+      // A frame the client cannot use ends this connection: a protocol error once authenticated, a failed connect before.
+      const refuse = (error: ProtocolError): void => {
+        if (!authenticated) return fail(error);
+        connection.close();
+        handlers.onClose({ code: CloseCode.protocolError, reason: error.code, wasClean: false, error });
       };
       const timer = setTimeout(() => fail(new ConnectionError('connect_timeout', `realtime connect took over ${timeoutMs} ms`, { retryable: true })), timeoutMs);
       options.getTicket().then(
@@ -71,12 +73,6 @@ export function browserLink(options: BrowserLinkOptions, opened: () => void): Li
           opened();
           socket.onopen = () => socket.send(encodeFrame({ event: 'auth', token: ticket }));
           socket.onmessage = (message: MessageEvent) => {
-            // A frame the client cannot use ends this connection: a protocol error once authenticated, a failed connect before.
-            const refuse = (error: ProtocolError): void => {
-              if (!authenticated) return fail(error);
-              connection.close();
-              handlers.onClose({ code: CloseCode.protocolError, reason: error.code, wasClean: false, error });
-            };
             if (!(message.data instanceof ArrayBuffer)) return refuse(new ProtocolError(INVALID_SERVER_FRAME, 'server sent a text frame; v2 frames are binary MessagePack'));
             const read = readServerFrame(new Uint8Array(message.data));
             if (read.kind === 'skip') return;
@@ -91,7 +87,6 @@ export function browserLink(options: BrowserLinkOptions, opened: () => void): Li
             else fail(new ProtocolError(ErrorCode.invalidState, `expected authenticated, got ${event.event}`));
           };
           socket.onclose = (close: CloseEvent) => {
-            detach();
             if (authenticated) handlers.onClose({ code: close.code, reason: close.reason, wasClean: close.wasClean });
             else fail(new ConnectionError('connection_closed', `realtime connection closed during the handshake (${close.code})`, { closeCode: close.code, retryable: isRetryableClose(close.code, close.wasClean) }));
           };
@@ -102,23 +97,19 @@ export function browserLink(options: BrowserLinkOptions, opened: () => void): Li
 }
 
 /** The resume path's reads through the page's callbacks. */
-export function browserReads(options: BrowserReadsOptions): Reads {
-  const getAudio = options.getSegmentAudio ?? (async (url: string) => (await fetch(url)).arrayBuffer());
+export function browserReads({ getStatus, getSegmentAudio = async (url) => (await fetch(url)).arrayBuffer() }: BrowserReadsOptions): Reads {
+  const failed = (err: unknown) => ({ kind: 'error', error: asError(err) }) as const;
   return {
     async status(requestId) {
       try {
-        const body = await options.getStatus(requestId);
+        const body = await getStatus(requestId);
         if (body === null || body === undefined) return { kind: 'not-found' };
         const status = readRequestStatus(body);
         return status instanceof ProtocolError ? { kind: 'error', error: status } : { kind: 'found', status };
       } catch (err) {
-        return { kind: 'error', error: asError(err) };
+        return failed(err);
       }
     },
-    segmentAudio: (url) =>
-      getAudio(url).then(
-        (data) => ({ kind: 'ok', data: new Uint8Array(data) }),
-        (err: unknown) => ({ kind: 'error', error: asError(err) }),
-      ),
+    segmentAudio: (url) => getSegmentAudio(url).then((data) => ({ kind: 'ok', data: new Uint8Array(data) }), failed),
   };
 }

@@ -10,12 +10,12 @@
  */
 import { AbortError, type VoxpipeError } from '../errors.js';
 import type { StartRequest } from '../protocol/events.js';
-import { Driver, type DriverAudio, type DriverEvent, type DriverOwner } from '../realtime/driver.js';
+import { browserLink, browserReads, type BrowserLinkOptions, type BrowserReadsOptions } from './link.js';
 import { ReliableMachine } from '../realtime/reliable/machine.js';
 import type { MachineEvent, MachineInput, MachineOptions } from '../realtime/reliable/types.js';
 import { defined } from '../defined.js';
 import type { ReadyInfo } from '../transport.js';
-import { browserLink, browserReads, type BrowserLinkOptions, type BrowserReadsOptions } from './link.js';
+import { Driver, type DriverAudio, type DriverEvent, type DriverOwner } from '../realtime/driver.js';
 
 /**
  * The recovery bounds are the machine's (`MachineOptions`, documented there
@@ -57,7 +57,6 @@ export class BrowserSession implements DriverOwner {
         link: browserLink(options, () => this.#connections++),
         reads: browserReads(options),
         requestId: options.requestId,
-        bytes: (data) => data,
       },
       this,
     );
@@ -71,10 +70,6 @@ export class BrowserSession implements DriverOwner {
   /** The page's inputs (`open`, `segment-queued`, `stop-requested`); the machine's events say how each ends. */
   handle(input: MachineInput): void {
     this.#driver.machine.handle(input);
-  }
-
-  has(segmentId: string): boolean {
-    return this.#driver.machine.has(segmentId);
   }
 
   /** Drop the socket as a network failure would (no close frame): the machine resumes. For demos and tests. */

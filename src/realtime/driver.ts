@@ -72,20 +72,21 @@ export interface DrivenMachine {
   refusal?(segment: SegmentInput): VoxpipeError | undefined;
 }
 
-/** Audio as the driver hands it on: a `TransportAudio` whose bytes are the platform's (`Buffer` in Node). */
-export type DriverAudio<B extends Uint8Array = Uint8Array> = Omit<TransportAudio, 'data'> & { data: B };
+/** Audio as the driver hands it on: a `TransportAudio` whose bytes the platform's owner may view as its own (a `Buffer` in Node). */
+export type DriverAudio = Omit<TransportAudio, 'data'> & { data: Uint8Array };
 
 /** Who hands the driver's results on (the Node session's events, the browser's callbacks). */
-export interface DriverOwner<B extends Uint8Array = Uint8Array> {
+export interface DriverOwner {
   ready(info: ReadyInfo): void;
-  audio(chunk: DriverAudio<B>): void;
+  /** A fresh object per chunk: the owner may replace its `data` with its platform's view. */
+  audio(chunk: DriverAudio): void;
   /** The driver's own ledger restarted a segment (`onPartialSegment: 'restart'`). */
   discontinuity(segmentId: string, droppedBytes: number): void;
   /** Every machine event, after the driver's own bookkeeping. */
   event(event: DriverEvent): void;
 }
 
-export interface DriverOptions<M extends DrivenMachine, B extends Uint8Array = Uint8Array> {
+export interface DriverOptions<M extends DrivenMachine> {
   /** Makes the machine, with the driver as its port. */
   machine(port: MachinePort & SimplePort): M;
   link: Link;
@@ -95,8 +96,6 @@ export interface DriverOptions<M extends DrivenMachine, B extends Uint8Array = U
   requestId?: string | undefined;
   /** Policy of the driver's own ledger; default the format's (`defaultPartialPolicy`). */
   partialPolicy?: PartialSegmentPolicy | undefined;
-  /** The platform's view of audio bytes (Node: a `Buffer` over the same memory). */
-  bytes(data: Uint8Array): B;
 }
 
 /**
@@ -126,16 +125,15 @@ function readyInfoFrom(ready: ReadyEvent, requestId?: string): ReadyInfo {
  * it with inputs and listens to its events; `TransportDriver`
  * (`transport-driver.ts`) adds the waiters a `SegmentTransport` offers.
  */
-export class Driver<M extends DrivenMachine, B extends Uint8Array = Uint8Array> implements MachinePort, SimplePort {
+export class Driver<M extends DrivenMachine> implements MachinePort, SimplePort {
   readonly machine: M;
   /** Session-level times: each the first time it happened. */
   readonly timings: SessionTimings = {};
-  readonly #owner: DriverOwner<B>;
+  readonly #owner: DriverOwner;
   readonly #link: Link;
   readonly #reads: Reads | undefined;
   readonly #requestId: string | undefined;
   readonly #policy: PartialSegmentPolicy | undefined;
-  readonly #bytes: (data: Uint8Array) => B;
   /** The machine's timers: one `setTimeout` per id (a machine runs a few at once). */
   #timers: Partial<Record<TimerId | SimpleTimerId, ReturnType<typeof setTimeout> | undefined>> = {};
   /** What the listener has of each segment: the stream's ledger once bound, else the driver's own (made at first need). */
@@ -155,13 +153,12 @@ export class Driver<M extends DrivenMachine, B extends Uint8Array = Uint8Array> 
   /** Cancels reads in flight when the request ends; made at the first read (most requests never read). */
   #http: AbortController | undefined;
 
-  constructor(options: DriverOptions<M, B>, owner: DriverOwner<B>) {
+  constructor(options: DriverOptions<M>, owner: DriverOwner) {
     this.#owner = owner;
     this.#link = options.link;
     this.#reads = options.reads;
     this.#requestId = options.requestId;
     this.#policy = options.partialPolicy;
-    this.#bytes = options.bytes;
     this.machine = options.machine(this);
   }
 
@@ -208,12 +205,12 @@ export class Driver<M extends DrivenMachine, B extends Uint8Array = Uint8Array> 
   emitAudio(audio: MachineAudio): void {
     const ready = this.#ready;
     if (!ready) return;
-    const data = this.#bytes(audio.data);
+    const data = audio.data;
     if (this.#machineAttempt !== audio.attempt) {
       this.#machineAttempt = audio.attempt;
       this.#tag = nextAttemptTag();
     }
-    const raw: DriverAudio<B> = { data, segmentId: audio.segmentId, attempt: this.#tag, offset: audio.offset, sequence: audio.sequence, format: ready.format, sampleRate: ready.sampleRate, channels: ready.channels, bitDepth: ready.bitDepth };
+    const raw: DriverAudio = { data, segmentId: audio.segmentId, attempt: this.#tag, offset: audio.offset, sequence: audio.sequence, format: ready.format, sampleRate: ready.sampleRate, channels: ready.channels, bitDepth: ready.bitDepth };
     this.#heard();
     const own = this.#own;
     if (!own) {

@@ -6,16 +6,17 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { VoxpipeError } from '../errors.js';
-import { TransportName, type HeardAudio, type ReadyInfo, type SegmentInput, type SegmentTransport, type TransportEvents, type TransportSummary } from '../transport.js';
+import { TransportName, type TransportAudio, type HeardAudio, type ReadyInfo, type SegmentInput, type SegmentTransport, type TransportEvents, type TransportSummary } from '../transport.js';
 import type { DriverAudio, DriverEvent, DrivenMachine } from './driver.js';
 import { TransportDriver, type TransportDriverOptions, type TransportOwner } from './transport-driver.js';
+import { asBuffer } from './node-link.js';
 import type { RealtimeSegmentResult, SessionTimings } from './waterfall.js';
 
 export abstract class NodeSession<M extends DrivenMachine, Summary extends TransportSummary> extends EventEmitter<TransportEvents> implements SegmentTransport {
   readonly name = TransportName.realtime;
-  protected readonly driver: TransportDriver<M, Summary, Buffer>;
+  protected readonly driver: TransportDriver<M, Summary>;
 
-  constructor(options: TransportDriverOptions<M, Buffer>) {
+  constructor(options: TransportDriverOptions<M>) {
     super();
     this.driver = new TransportDriver(options, new NodeSession.#Owner<Summary>(this));
   }
@@ -66,13 +67,15 @@ export abstract class NodeSession<M extends DrivenMachine, Summary extends Trans
    * session's protected members) rather than an object of closures, and
    * not the session itself (its methods would be the transport's API).
    */
-  static readonly #Owner = class<Summary extends TransportSummary> implements TransportOwner<Summary, Buffer> {
+  static readonly #Owner = class<Summary extends TransportSummary> implements TransportOwner<Summary> {
     constructor(private readonly s: NodeSession<DrivenMachine, Summary>) {}
     ready(info: ReadyInfo): void {
       this.s.emit('ready', info);
     }
-    audio(chunk: DriverAudio<Buffer>): void {
-      this.s.emit('audio', chunk);
+    audio(chunk: DriverAudio): void {
+      // The reader's frames already are Buffers (`flat-frame.ts`): a second view per frame is a cost, not a safety.
+      chunk.data = asBuffer(chunk.data);
+      this.s.emit('audio', chunk as TransportAudio);
     }
     discontinuity(segmentId: string, droppedBytes: number): void {
       this.s.emit('discontinuity', { segmentId, droppedBytes });

@@ -24,7 +24,7 @@ import type { StartRequest } from '../protocol/events.js';
 import type { TransportSummary } from '../transport.js';
 import { checkBudgets } from './budgets.js';
 import type { ConnectionSource } from './connection.js';
-import { asBuffer, nodeLink } from './node-link.js';
+import { nodeLink } from './node-link.js';
 import { NodeSession } from './node-session.js';
 import { SimpleMachine } from './simple/machine.js';
 import type { SessionTimings } from './waterfall.js';
@@ -75,7 +75,6 @@ export class SimpleSession extends NodeSession<SimpleMachine, SimpleSummary> {
       machine: (port) => new SimpleMachine({ request, ...defined({ requestId, startTimeoutMs, progressTimeoutMs, reorderWindowFrames }) }, port),
       link: nodeLink(options),
       requestId,
-      bytes: asBuffer,
       signal: options.signal,
     });
   }

@@ -14,13 +14,13 @@ import { validateSegment } from './session-util.js';
 import { markStage, type RealtimeSegmentResult, type WireWaterfall } from './waterfall.js';
 
 /** The owner of a `TransportDriver`: results and the summary too. */
-export interface TransportOwner<Summary, B extends Uint8Array = Uint8Array> extends DriverOwner<B> {
+export interface TransportOwner<Summary> extends DriverOwner {
   segmentCompleted(result: RealtimeSegmentResult): void;
   /** What `end()` resolves with, once the machine finished. */
   summarize(): Summary;
 }
 
-export interface TransportDriverOptions<M extends DrivenMachine, B extends Uint8Array = Uint8Array> extends DriverOptions<M, B> {
+export interface TransportDriverOptions<M extends DrivenMachine> extends DriverOptions<M> {
   /** Aborts the request (as `abort()`). */
   signal?: AbortSignal | undefined;
 }
@@ -48,8 +48,8 @@ interface Sent {
   waiter: Waiter<RealtimeSegmentResult> | undefined;
 }
 
-export class TransportDriver<M extends DrivenMachine, Summary, B extends Uint8Array = Uint8Array> extends Driver<M, B> {
-  readonly #owner: TransportOwner<Summary, B>;
+export class TransportDriver<M extends DrivenMachine, Summary> extends Driver<M> {
+  readonly #owner: TransportOwner<Summary>;
   readonly #segments = new Map<string, Sent>();
   #openWaiter: Waiter<ReadyInfo> | undefined;
   #endWaiter: Waiter<Summary> | undefined;
@@ -58,7 +58,7 @@ export class TransportDriver<M extends DrivenMachine, Summary, B extends Uint8Ar
   #error: VoxpipeError | undefined;
   #unlinkSignal: (() => void) | undefined;
 
-  constructor(options: TransportDriverOptions<M, B>, owner: TransportOwner<Summary, B>) {
+  constructor(options: TransportDriverOptions<M>, owner: TransportOwner<Summary>) {
     super(options, owner);
     this.#owner = owner;
     if (options.signal) this.#linkSignal(options.signal);

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { defined } from '../../defined.js';
 import { OverloadWatch, serverActivity } from '../budgets.js';
 import type { ConnectionSource } from '../connection.js';
-import { asBuffer, nodeLink, nodeReads } from '../node-link.js';
+import { nodeLink, nodeReads } from '../node-link.js';
 import { NodeSession } from '../node-session.js';
 import type { RealtimeSegmentResult, SessionTimings } from '../waterfall.js';
 import { ReliableMachine } from './machine.js';
@@ -76,7 +76,6 @@ export class ReliableSession extends NodeSession<ReliableMachine, ReliableSummar
       reads: nodeReads({ rtHttpUrl, apiKey, statusTimeoutMs: options.statusTimeoutMs, httpTimeoutMs }),
       requestId,
       partialPolicy: options.onPartialSegment,
-      bytes: asBuffer,
       signal,
     });
     this.requestId = requestId;
