@@ -98,15 +98,11 @@ export abstract class NodeSession<M extends DrivenMachine, Summary extends Trans
         case 'segment-accepted':
           s.emit('segment-accepted', event.segmentId);
           return;
-        case 'usage':
-          s.emit('usage', {
-            segmentId: event.segmentId,
-            segmentUnits: event.segmentUnits,
-            sessionUnits: event.sessionUnits,
-            quotaRemaining: event.quotaRemaining,
-            ...(event.audioBytes !== undefined && { audioBytes: event.audioBytes }),
-          });
+        case 'usage': {
+          const { type: _type, ...usage } = event;
+          s.emit('usage', usage);
           return;
+        }
         case 'warning':
           s.emit('warning', { code: event.code, message: event.message });
           return;
