@@ -15,7 +15,7 @@ import { ReliableMachine } from '../realtime/reliable/machine.js';
 import type { MachineEvent, MachineInput, MachineOptions } from '../realtime/reliable/types.js';
 import { defined } from '../defined.js';
 import type { ReadyInfo } from '../transport.js';
-import { Driver, type DriverAudio, type DriverEvent, type DriverOwner } from '../realtime/driver.js';
+import { Driver } from '../realtime/driver.js';
 
 /**
  * The recovery bounds are the machine's (`MachineOptions`, documented there
@@ -41,13 +41,11 @@ export interface BrowserSessionEvents {
 }
 
 /** One realtime reliable request over browser WebSockets. */
-export class BrowserSession implements DriverOwner {
-  readonly #on: BrowserSessionEvents;
+export class BrowserSession {
   readonly #driver: Driver<ReliableMachine>;
   #connections = 0;
 
   constructor(options: BrowserSessionOptions, on: BrowserSessionEvents) {
-    this.#on = on;
     // The machine's options pass through by construction: all but what the link and the reads use.
     const { wsUrl: _wsUrl, getTicket: _getTicket, getStatus: _getStatus, getSegmentAudio: _getSegmentAudio, connectTimeoutMs: _connectTimeoutMs, ...machine } = options;
     const machineOptions: MachineOptions = { ...defined(machine), eventIdPrefix: `ev-${Math.random().toString(36).slice(2, 10)}` };
@@ -58,7 +56,8 @@ export class BrowserSession implements DriverOwner {
         reads: browserReads(options),
         requestId: options.requestId,
       },
-      this,
+      // The page's callbacks are the driver's owner; a segment that restarts (mp3, opus) is not announced to the page.
+      { ...on, discontinuity: () => undefined },
     );
   }
 
@@ -79,21 +78,5 @@ export class BrowserSession implements DriverOwner {
 
   abort(reason: VoxpipeError = new AbortError()): void {
     this.#driver.abort(reason);
-  }
-
-  // ---------------------------------------------------------------- the driver's owner
-
-  ready(info: ReadyInfo): void {
-    this.#on.ready(info);
-  }
-
-  audio(chunk: DriverAudio): void {
-    this.#on.audio(chunk);
-  }
-
-  discontinuity(): void {}
-
-  event(event: DriverEvent): void {
-    this.#on.event(event as MachineEvent);
   }
 }

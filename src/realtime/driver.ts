@@ -211,7 +211,6 @@ export class Driver<M extends DrivenMachine> implements MachinePort, SimplePort 
       this.#tag = nextAttemptTag();
     }
     const raw: DriverAudio = { data, segmentId: audio.segmentId, attempt: this.#tag, offset: audio.offset, sequence: audio.sequence, format: ready.format, sampleRate: ready.sampleRate, channels: ready.channels, bitDepth: ready.bitDepth };
-    this.#heard();
     const own = this.#own;
     if (!own) {
       if (data.length === 0) return;
@@ -257,6 +256,8 @@ export class Driver<M extends DrivenMachine> implements MachinePort, SimplePort 
   }
 
   openTransport(): void {
+    // Audio comes only once a transport opened: the ledger is settled by now (bound, or the driver's own).
+    this.#heard();
     const generation = ++this.#generation;
     // Frames and a close that arrive before the link resolved are held and
     // replayed after `transport-opened`, so the machine sees them in order.
