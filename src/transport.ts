@@ -118,6 +118,10 @@ export interface HeardSegment {
   readonly audioBytes: number;
   /** Length of the stream header the current attempt began with (0: none). */
   readonly headerBytes: number;
+  /** Where the current attempt's next raw bytes start (its stream header and audio so far). */
+  readonly nextOffset: number;
+  /** Audio bytes of the current attempt received (no header). */
+  readonly attemptBytes: number;
 }
 
 /**

@@ -29,7 +29,7 @@
  *   held once, instead of a whole window and a gap warning). A frame that
  *   then comes between two steps un-learns it (released in order, not late).
  *
- * Memory (issue 29: one window per segment, thousands of streams): what does
+ * Memory (one window per segment, thousands of streams): what does
  * not grow with the frames of a segment in order. What was seen is the frames
  * held, the sequences released and the late ones, so no Set of every
  * sequence: releases go up, so they are kept as runs (start, step, end), the

@@ -24,12 +24,13 @@ import { EventEmitter } from 'eventemitter3';
 import { AbortError, VoxpipeError } from '../errors.js';
 import { ErrorCode } from '../protocol/constants.js';
 import type { ServerEvent, StartRequest } from '../protocol/events.js';
-import { nextAttemptTag, TransportName, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportAudio, type TransportEvents, type TransportSummary } from '../transport.js';
+import { nextAttemptTag, TransportName, type HeardAudio, type ReadyInfo, type SegmentInput, type SegmentResult, type SegmentTransport, type TransportAudio, type TransportEvents, type TransportSummary } from '../transport.js';
 import { connect, type CloseInfo, type ConnectionSource, type RealtimeConnection } from './connection.js';
 import { asVoxpipeError, readyInfoFrom, waiter, type Waiter, linkAbortSignal, MachineTimers } from './session-util.js';
 import type { SessionTimings } from './waterfall.js';
 import { checkBudgets } from './budgets.js';
 import { defined } from '../defined.js';
+import { AudioLedger } from '../splice.js';
 import { SimpleMachine, SimplePhase } from './simple/machine.js';
 import type { MachineAudio, MachineSegmentResult, SimpleEvent, SimplePort, SimpleTimerId } from './simple/types.js';
 
@@ -86,6 +87,11 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
   #ready: ReadyInfo | undefined;
   /** The tag of the request's one attempt, taken at its first audio. */
   #attempt: number | undefined;
+  #outSequence = 0;
+  /** The session's own ledger, while no stream bound one: it counts what the session emits. */
+  #ledger: AudioLedger | undefined = new AudioLedger({ layout: false });
+  /** What the listener has of each part: the stream's ledger once bound (`bindLedger`), else the session's own. */
+  #heard: HeardAudio = this.#ledger!;
   #paused = false;
   /** One waiter per `send()`, in order (the machine settles the parts in order). */
   readonly #sendWaiters: Waiter<SegmentResult>[] = [];
@@ -112,6 +118,12 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
 
   get timings(): Readonly<SessionTimings> {
     return this.#timings;
+  }
+
+  /** The stream reading this session keeps the one ledger: the machine asks it what the listener has. Before `open`. */
+  bindLedger(ledger: HeardAudio): void {
+    this.#heard = ledger;
+    this.#ledger = undefined;
   }
 
   open(signal?: AbortSignal): Promise<ReadyInfo> {
@@ -178,6 +190,7 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
     return {
       sendFrame: (event) => this.#connection?.send(event),
       emitAudio: (audio) => this.#emitAudio(audio),
+      audioOf: (segmentId) => this.#heard.segment(segmentId),
       emit: (event) => this.#onMachineEvent(event),
       startTimer: (id, ms) => this.#timers.start(id, ms),
       cancelTimer: (id) => this.#timers.cancel(id),
@@ -244,12 +257,13 @@ export class SimpleSession extends EventEmitter<TransportEvents> implements Segm
       // One attempt per request in simple mode (no resume); its tag is unique in the process.
       attempt: (this.#attempt ??= nextAttemptTag()),
       offset: audio.offset,
-      sequence: audio.sequence,
+      sequence: ++this.#outSequence,
       format: ready.format,
       sampleRate: ready.sampleRate,
       channels: ready.channels,
       bitDepth: ready.bitDepth,
     };
+    this.#ledger?.accept(chunk);
     this.emit('audio', chunk);
   }
 

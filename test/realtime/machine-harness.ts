@@ -40,7 +40,7 @@ export class FakePort implements MachinePort {
   emitAudio(audio: MachineAudio): void {
     this.calls.push({ call: 'emitAudio', audio });
     const r = this.#ready! as unknown as { format: 'pcm'; sample_rate: number; channels: number; bit_depth: number };
-    const { chunk, restart } = this.ledger.accept({ data: audio.data, segmentId: audio.segmentId, attempt: audio.attempt, format: r.format, sampleRate: r.sample_rate, channels: r.channels, bitDepth: r.bit_depth });
+    const { chunk, restart } = this.ledger.accept({ data: audio.data, segmentId: audio.segmentId, attempt: audio.attempt, offset: audio.offset, format: r.format, sampleRate: r.sample_rate, channels: r.channels, bitDepth: r.bit_depth });
     if (restart) this.calls.push({ call: 'discontinuity', segmentId: audio.segmentId, droppedBytes: restart.droppedBytes });
     if (chunk.data.byteLength > 0) this.calls.push({ call: 'listen', segmentId: audio.segmentId, data: chunk.data });
   }
