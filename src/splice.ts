@@ -42,7 +42,6 @@ import type { AudioFormat, PcmInfo } from './protocol/audio.js';
 import { probeEncodedLayout } from './protocol/audio-probe.js';
 import { HttpAudioErrorCode } from './protocol/codes.js';
 import { wavHeaderLength } from './protocol/wav.js';
-import type { HeardSegment } from './transport.js';
 
 /** What the listener gets when a segment was cut off mid-audio and is generated again. */
 export const PartialSegmentPolicy = {
@@ -161,7 +160,7 @@ export function expectedAudioBytes(stated: number, headerBytes: number): number 
  * with frames not yet handed to the ledger (held behind a missing sequence),
  * counted when it is more. Returns the audio bytes had when short.
  */
-export function shortOf(heard: Pick<HeardSegment, 'audioBytes'>, expected: number | undefined, attemptAudio = 0): number | undefined {
+export function shortOf(heard: { readonly audioBytes: number }, expected: number | undefined, attemptAudio = 0): number | undefined {
   if (expected === undefined) return undefined;
   const have = Math.max(heard.audioBytes, attemptAudio);
   return have < expected ? have : undefined;

@@ -7,6 +7,7 @@ import { ReliableMachine } from '../../src/realtime/reliable/machine.js';
 import { TimerId, type MachineAudio, type MachineEvent, type MachineInput, type MachineOptions, type MachinePort } from '../../src/realtime/reliable/types.js';
 import type { ClientEvent, ReadyEvent, RequestStatus, ServerEvent } from '../../src/protocol/events.js';
 import { AudioLedger, type PartialSegmentPolicy } from '../../src/splice.js';
+import { buildWavHeader, WAV_UNKNOWN_SIZE } from '../../src/sinks/wav-header.js';
 
 export type PortCall =
   | { call: 'sendFrame'; event: ClientEvent }
@@ -151,6 +152,11 @@ export function effects(calls: PortCall[]): string[] {
         return [];
     }
   });
+}
+
+/** A 44-byte streaming WAV header (sizes unknown), as the server starts a wav request with. */
+export function wavHeader(): number[] {
+  return [...buildWavHeader({ sampleRate: 24_000, channels: 1, bitDepth: 16 }, WAV_UNKNOWN_SIZE)];
 }
 
 export const REQUEST_ID = 'req-1';
