@@ -21,18 +21,6 @@ export interface TimerPort<Id> {
   cancelTimer(id: Id): void;
 }
 
-/** A machine's timer ids, one bit each: the timers armed are a number, not a Set (memory per stream). Made once per module. */
-export interface TimerTable<Id extends string> {
-  readonly ids: readonly Id[];
-  readonly bit: Readonly<Record<Id, number>>;
-}
-
-export function timerTable<Id extends string>(ids: readonly Id[]): TimerTable<Id> {
-  const bit = {} as Record<Id, number>;
-  ids.forEach((id, i) => (bit[id] = 1 << i));
-  return { ids, bit };
-}
-
 /** One slice of a progress budget, in ms (at least 1). */
 export function progressSliceMs(budgetMs: number): number {
   return Math.max(1, Math.ceil(budgetMs / PROGRESS_SLICES));
@@ -40,7 +28,8 @@ export function progressSliceMs(budgetMs: number): number {
 
 export class Deadlines<Id extends string> {
   readonly #port: TimerPort<Id>;
-  readonly #table: TimerTable<Id>;
+  /** The machine's timers: each one's bit is its place here (the timers armed are a number, not a Set: memory per stream). */
+  readonly #ids: readonly Id[];
   /** The timer of the progress watch. */
   readonly #progressId: Id;
   readonly #overload: OverloadWatch | undefined;
@@ -53,27 +42,23 @@ export class Deadlines<Id extends string> {
   #budget = 0;
 
   /**
+   * @param ids every timer the machine runs (at most 31)
    * @param progressId the timer the progress watch runs on
    * @param overload the server's other streams (`OverloadWatch`); absent: every slice without own progress is quiet
    */
-  constructor(port: TimerPort<Id>, table: TimerTable<Id>, progressId: Id, overload?: OverloadWatch) {
+  constructor(port: TimerPort<Id>, ids: readonly Id[], progressId: Id, overload?: OverloadWatch) {
     this.#port = port;
-    this.#table = table;
+    this.#ids = ids;
     this.#progressId = progressId;
     this.#overload = overload;
   }
 
-  /** The budget the progress watch measures now (for a stall's message). */
-  get budget(): number {
-    return this.#budget;
-  }
-
   armed(id: Id): boolean {
-    return (this.#armed & this.#table.bit[id]) !== 0;
+    return (this.#armed & this.#bit(id)) !== 0;
   }
 
   start(id: Id, ms: number): void {
-    this.#armed |= this.#table.bit[id];
+    this.#armed |= this.#bit(id);
     this.#port.startTimer(id, ms);
   }
 
@@ -83,14 +68,18 @@ export class Deadlines<Id extends string> {
 
   /** Forget a timer that fired; false when it was not armed (cancelled, or a stale fire the machine ignores). */
   fired(id: Id): boolean {
-    const bit = this.#table.bit[id];
+    const bit = this.#bit(id);
     if ((this.#armed & bit) === 0) return false;
     this.#armed &= ~bit;
     return true;
   }
 
   cancelAll(): void {
-    for (const id of this.#table.ids) this.cancel(id);
+    for (const id of this.#ids) this.cancel(id);
+  }
+
+  #bit(id: Id): number {
+    return 1 << this.#ids.indexOf(id);
   }
 
   /**

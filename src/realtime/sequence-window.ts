@@ -42,12 +42,18 @@
  * released without it. 112 bytes a window in order, whatever its length
  * (20.8 KB with a Set of every sequence, for 1,000 frames).
  */
+import { WarningCode } from '../protocol/codes.js';
 
 /** Frames held while waiting for a missing one; default of `reorderWindowFrames`. */
 export const DEFAULT_REORDER_WINDOW_FRAMES = 16;
 
 /** The gaps of a verdict that found none: one shared, frozen array (no allocation per frame; never pushed to). */
 const NO_GAPS = Object.freeze([]) as unknown as SequenceGap[];
+
+/** Where ordered audio says what it dropped or skipped: a machine's port. */
+export interface WarningPort {
+  emit(event: { type: 'warning'; code: string; message: string }): void;
+}
 
 /** Sequences that never arrived, both ends included. */
 export interface SequenceGap {
@@ -182,19 +188,7 @@ export class SequenceWindow<T> {
     const held = (this.#held ??= new Map<number, T>());
     held.set(sequence, item);
     this.#learnStep(held);
-    const release = this.#releaseRun(held);
-    const gaps: SequenceGap[] = [];
-    while (held.size > this.#windowFrames) {
-      if (this.#startsAtLowest(held)) {
-        release.push(...this.#releaseRun(held));
-        continue;
-      }
-      gaps.push(this.#skipToLowest(held));
-      release.push(...this.#releaseRun(held));
-      this.#windowFrames = 0;
-    }
-    if (held.size === 0) this.#held = undefined;
-    return { release, duplicate: false, gaps };
+    return this.#releaseHeld(held, false);
   }
 
   /** The frames held, in no particular order. */
@@ -207,17 +201,25 @@ export class SequenceWindow<T> {
     const held = this.#held;
     if (held === undefined) return { release: [], duplicate: false, gaps: NO_GAPS };
     this.#learnStepAtEnd(held);
-    const release: T[] = this.#releaseRun(held);
+    return this.#releaseHeld(held, true);
+  }
+
+  /**
+   * Release what follows in order, then, while more is held than the window
+   * keeps (`all`: anything at all), give up the missing sequences below the
+   * lowest held (a gap; from then on the window holds nothing) and go on.
+   */
+  #releaseHeld(held: Map<number, T>, all: boolean): SequenceVerdict<T> {
+    const release = this.#releaseRun(held);
     const gaps: SequenceGap[] = [];
-    while (held.size > 0) {
-      if (this.#startsAtLowest(held)) {
-        release.push(...this.#releaseRun(held));
-        continue;
+    while (held.size > (all ? 0 : this.#windowFrames)) {
+      if (!this.#startsAtLowest(held)) {
+        gaps.push(this.#skipToLowest(held));
+        if (!all) this.#windowFrames = 0;
       }
-      gaps.push(this.#skipToLowest(held));
       release.push(...this.#releaseRun(held));
     }
-    this.#held = undefined;
+    if (held.size === 0) this.#held = undefined;
     return { release, duplicate: false, gaps };
   }
 
@@ -412,6 +414,12 @@ export function describeGaps(gaps: readonly SequenceGap[]): string {
  * Once a deployment was seen to skip numbers (a gap given up that never
  * arrived), later segments of the connection hold nothing: numbering with
  * gaps would otherwise hold every frame for a whole window.
+ *
+ * Given a port (both machines give theirs: this is the ordered audio they
+ * share), it also says what it dropped or skipped, as `warning`s: a repeat,
+ * a frame that came after later audio was released (late), and the first
+ * gap of the connection (numbering may legally skip, so a gap is said once;
+ * the byte count of each segment says whether audio is missing).
  */
 export class AudioOrder<T> {
   readonly #windowFrames: number;
@@ -428,14 +436,19 @@ export class AudioOrder<T> {
   #repeats = 0;
   #held = 0;
   readonly #firstExpected: number;
+  readonly #port: WarningPort | undefined;
+  /** A gap was said on this connection. */
+  #gapSaid = false;
 
   /**
-   * @param windowFrames frames held at most per segment while one is missing
+   * @param windowFrames frames held at most per segment while one is missing; default `DEFAULT_REORDER_WINDOW_FRAMES`
    * @param firstExpected the sequence the connection's first frame is expected to have; default 1 (a guess the window corrects)
+   * @param port where repeats, late frames and the first gap are said; absent: nothing is said
    */
-  constructor(windowFrames: number = DEFAULT_REORDER_WINDOW_FRAMES, firstExpected = 1) {
+  constructor(windowFrames: number = DEFAULT_REORDER_WINDOW_FRAMES, firstExpected = 1, port?: WarningPort) {
     this.#windowFrames = windowFrames;
     this.#firstExpected = firstExpected;
+    this.#port = port;
   }
 
   /** Frames held, over all segments (kept as a count: the machine asks on every input). */
@@ -457,7 +470,13 @@ export class AudioOrder<T> {
   #track(window: SequenceWindow<T>, heldBefore: number, stepBefore: number, verdict: SequenceVerdict<T>): SequenceVerdict<T> {
     this.#held += window.held - heldBefore;
     if (verdict.duplicate) this.#repeats++;
-    if (verdict.gaps.length > 0) this.#skips = true;
+    if (verdict.gaps.length > 0) {
+      this.#skips = true;
+      if (!this.#gapSaid) {
+        this.#gapSaid = true;
+        this.#warn(WarningCode.audioSequenceGap, `audio sequence ${describeGaps(verdict.gaps)} skipped (never arrived in order)`);
+      }
+    }
     // A step learnt carries to the next segments; one found broken (a frame between two steps) does not.
     if (window.step !== stepBefore) this.#step = window.step;
     this.#segmentStart ??= window.firstReleased;
@@ -475,7 +494,10 @@ export class AudioOrder<T> {
     // No closure per frame: the counts before, the operation, then the bookkeeping.
     const held = window.held;
     const step = window.step;
-    return this.#track(window, held, step, window.push(sequence, item));
+    const verdict = this.#track(window, held, step, window.push(sequence, item));
+    if (verdict.duplicate) this.#warn(WarningCode.audioRepeat, `dropped a repeat of audio sequence ${sequence} of segment ${segmentId}`);
+    if (verdict.late) this.#warn(WarningCode.audioLate, `audio sequence ${sequence} of segment ${segmentId} came after later audio was emitted; it was left out`);
+    return verdict;
   }
 
   /** The frames of a segment held now, in no particular order. */
@@ -508,6 +530,10 @@ export class AudioOrder<T> {
       gaps.push(...v.gaps);
     }
     return { release, duplicate: false, gaps };
+  }
+
+  #warn(code: string, message: string): void {
+    this.#port?.emit({ type: 'warning', code, message });
   }
 
   /** The segment's window: the newest are looked at first (the segment whose audio is arriving is one of them). */

@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OverloadWatch, PROGRESS_SLICES } from '../../src/realtime/budgets.js';
-import { Deadlines, progressSliceMs, timerTable, type TimerPort } from '../../src/realtime/deadlines.js';
+import { Deadlines, progressSliceMs, type TimerPort } from '../../src/realtime/deadlines.js';
 
 type Id = 'start' | 'progress' | 'poll';
-const TABLE = timerTable<Id>(['start', 'progress', 'poll']);
+const TABLE: readonly Id[] = ['start', 'progress', 'poll'];
 
 function recording(): TimerPort<Id> & { calls: string[] } {
   const calls: string[] = [];

@@ -16,8 +16,8 @@
  *   jitter), reads the request-status route and then reopens with
  *   `retry_failed` (failed_retryable), starts again with the same
  *   `request_id` (unknown request), recovers audio from the manifest
- *   (completed), polls (running) or fails (failed_terminal): `Recovery`
- *   (recovery.ts) runs those steps and their bounds.
+ *   (completed), polls (running) or fails (failed_terminal): the base class,
+ *   `ReliableRecovery` (recovery.ts), runs those steps and their bounds.
  * - Completed segments are never sent again. Audio leaves raw, tagged with
  *   its segment, its attempt (a connection, or a stored file of the
  *   manifest) and where the ledger has that attempt up to: the machine
@@ -28,9 +28,9 @@
  *   attempt stands and, by the one rule (`shortOf`), whether a segment is
  *   short. The listener's output sequence is not the machine's to number.
  * - Non-retryable errors fail at once, with no retry.
- * - Audio leaves in `sequence` order (spec 6, rule 2): `OrderedAudio`
- *   (ordered-audio.ts) reorders within `reorderWindowFrames`, drops repeats
- *   and reports gaps, one per connection.
+ * - Audio leaves in `sequence` order (spec 6, rule 2): `AudioOrder`
+ *   (sequence-window.ts, shared with simple mode) reorders within
+ *   `reorderWindowFrames`, drops repeats and reports gaps, one per connection.
  * - Every wait on the server has a deadline (`Deadlines`, deadlines.ts):
  *   `startTimeoutMs` for `ready`, `progressTimeoutMs` for whatever else is
  *   owed and `finishTimeoutMs` for `finish` after `stop` (not while the
@@ -48,8 +48,9 @@ import { CloseAction, closePolicy, CloseCode, FinishReason, Mode } from '../../p
 import { WarningCode } from '../../protocol/codes.js';
 import type { AudioEvent, ClientEvent, ErrorEvent, FinishEvent, ReadyEvent, SegmentCompletedEvent, ServerEvent, StartEvent, StartRequest } from '../../protocol/events.js';
 import { Journal, type JournalEntry } from './journal.js';
-import { Recovery, type RecoveryHost } from './recovery.js';
+import { ReliableRecovery } from './recovery.js';
 import {
+  CONNECTED_PHASES as CONNECTED,
   PartialSegmentPolicy,
   Phase,
   ResumeErrorCode,
@@ -62,17 +63,15 @@ import {
   type MachineSummary,
 } from './types.js';
 import { defaultPartialPolicy, expectedAudioBytes, shortOf } from '../../splice.js';
-import { DEFAULT_REORDER_WINDOW_FRAMES, type SequenceVerdict } from '../sequence-window.js';
+import { AudioOrder, DEFAULT_REORDER_WINDOW_FRAMES, type SequenceVerdict } from '../sequence-window.js';
 import { checkBudgets, RECOVERY_DEFAULTS } from '../budgets.js';
-import { Deadlines, timerTable } from '../deadlines.js';
-import { OrderedAudio } from '../ordered-audio.js';
+import { Deadlines } from '../deadlines.js';
 
 export { Phase };
 
-const TIMERS = timerTable<TimerId>([TimerId.backoff, TimerId.start, TimerId.statusPoll, TimerId.progress, TimerId.status, TimerId.resumeDeadline]);
+const TIMERS: readonly TimerId[] = [TimerId.backoff, TimerId.start, TimerId.statusPoll, TimerId.progress, TimerId.status, TimerId.resumeDeadline];
 
 const TERMINAL: ReadonlySet<Phase> = new Set([Phase.done, Phase.failed, Phase.aborted]);
-const CONNECTED: ReadonlySet<Phase> = new Set([Phase.starting, Phase.running, Phase.stopping]);
 
 export { ResumeErrorCode } from './types.js';
 
@@ -94,17 +93,15 @@ interface ConnectionState {
   /** The attempt tag of this connection's audio. */
   attempt: number;
   /** Puts this connection's `audio` frames back in `sequence` order, and says what it dropped or skipped. */
-  audio: OrderedAudio;
+  audio: AudioOrder<AudioEvent>;
   // What each segment had on this connection (its stated size, a skip) is its journal entry's, reset per connection.
 }
 
-export class ReliableMachine {
-  readonly requestId: string;
+export class ReliableMachine extends ReliableRecovery {
   readonly #port: MachinePort;
   readonly #request: StartRequest;
-  readonly #journal = new Journal();
+  readonly #journal: Journal;
   readonly #timers: Deadlines<TimerId>;
-  readonly #recovery: Recovery;
   readonly #startTimeoutMs: number;
   readonly #progressTimeoutMs: number;
   readonly #finishTimeoutMs: number;
@@ -129,13 +126,15 @@ export class ReliableMachine {
   #error: VoxpipeError | undefined;
 
   constructor(options: MachineOptions, port: MachinePort) {
-    this.requestId = options.requestId;
+    checkBudgets(options);
+    const timers = new Deadlines(port, TIMERS, TimerId.progress, options.overload);
+    const journal = new Journal();
+    super(options, port, timers, journal);
+    this.#timers = timers;
+    this.#journal = journal;
     this.#request = options.request;
     this.#port = port;
     this.#policyOption = options.onPartialSegment;
-    checkBudgets(options);
-    this.#timers = new Deadlines(port, TIMERS, TimerId.progress, options.overload);
-    this.#recovery = new Recovery(options, new ReliableMachine.#Host(this), port, this.#timers, this.#journal);
     this.#startTimeoutMs = options.startTimeoutMs ?? RECOVERY_DEFAULTS.startTimeoutMs;
     this.#progressTimeoutMs = options.progressTimeoutMs ?? RECOVERY_DEFAULTS.progressTimeoutMs;
     this.#finishTimeoutMs = options.finishTimeoutMs ?? RECOVERY_DEFAULTS.finishTimeoutMs;
@@ -144,43 +143,28 @@ export class ReliableMachine {
     this.#eventIdPrefix = (options.eventIdPrefix ?? 'ev').slice(0, 100);
   }
 
-  /** What recovery may do to this machine: one object over its private steps, not a closure each (memory per stream). */
-  static readonly #Host = class implements RecoveryHost {
-    constructor(private readonly m: ReliableMachine) {}
-    get phase(): Phase {
-      return this.m.#phase;
-    }
-    set phase(phase: Phase) {
-      this.m.#phase = phase;
-    }
-    get connected(): boolean {
-      return CONNECTED.has(this.m.#phase);
-    }
-    get ending(): boolean {
-      return this.m.#ending;
-    }
-    closeTransport(reason: string): void {
-      if (this.m.#transportOpen) this.m.#closeTransport(CloseCode.normal, reason);
-    }
-    connect(retryFailed: boolean): void {
-      this.m.#connect(retryFailed);
-    }
-    complete(entry: JournalEntry, units: number, stated?: number): void {
-      this.m.#complete(entry, units, stated);
-    }
-    handOverStored(entry: JournalEntry, data: Uint8Array): void {
-      this.m.#handOver(entry, ++this.m.#attempts, data);
-    }
-    finish(): void {
-      this.m.#finishOk();
-    }
-    fail(error: VoxpipeError): void {
-      this.m.#fail(error);
-    }
-  };
-
   get phase(): Phase {
     return this.#phase;
+  }
+
+  // ---------------------------------------------------------------- the steps a recovery takes (ReliableRecovery)
+
+  protected get ending(): boolean {
+    return this.#ending;
+  }
+
+  protected enter(phase: Phase): void {
+    this.#phase = phase;
+  }
+
+  protected closeTransport(reason: string): void {
+    if (!this.#transportOpen) return;
+    this.#transportOpen = false;
+    this.#port.closeTransport(CloseCode.normal, reason);
+  }
+
+  protected handOverStored(entry: JournalEntry, data: Uint8Array): void {
+    this.#handOver(entry, ++this.#attempts, data);
   }
 
   /** Audio of the segment came on some connection, released or still held (`SegmentTransport.audioArrived`). */
@@ -219,13 +203,10 @@ export class ReliableMachine {
 
   summary(): MachineSummary {
     const completed = this.#journal.all().filter((e) => e.completed);
-    const recovery = this.#recovery;
     return {
       requestId: this.requestId,
       units: completed.reduce((n, e) => n + e.units, 0),
-      retries: recovery.retries,
-      resumed: recovery.resumed,
-      statusReads: recovery.statusReads,
+      ...this.recoveryCounts(),
       segments: completed.map((e) => ({ segmentId: e.segmentId, units: e.units, audioBytes: this.#port.audioOf(e.segmentId).emittedBytes })),
     };
   }
@@ -235,13 +216,13 @@ export class ReliableMachine {
     if (TERMINAL.has(this.#phase)) return;
     this.#dispatch(input);
     // The progress deadline: armed while the server owes a frame and the reader reads.
-    if (!TERMINAL.has(this.#phase)) this.#timers.watch(!this.#readerPaused && this.#owed(), this.#phase === Phase.stopping ? this.#finishTimeoutMs : this.#progressTimeoutMs);
+    if (!TERMINAL.has(this.#phase)) this.#timers.watch(!this.#readerPaused && this.#owed(), this.#owedBudget());
   }
 
   #dispatch(input: MachineInput): void {
     switch (input.type) {
       case 'open':
-        if (this.#phase === Phase.idle) this.#connect(false);
+        if (this.#phase === Phase.idle) this.connect(false);
         return;
       case 'transport-opened':
         this.#onTransportOpened();
@@ -264,16 +245,16 @@ export class ReliableMachine {
       case 'stop-requested':
         this.#ending = true;
         if (this.#phase === Phase.running) this.#pump();
-        else if (this.#phase === Phase.completedRemotely) this.#finishOk();
+        else if (this.#phase === Phase.completedRemotely) this.finish();
         return;
       case 'abort-requested':
         this.#onAbort(input.reason);
         return;
       case 'status-fetched':
-        if (this.#phase === Phase.fetchingStatus) this.#recovery.status(input.result);
+        if (this.#phase === Phase.fetchingStatus) this.statusFetched(input.result);
         return;
       case 'audio-fetched':
-        if (this.#phase === Phase.recovering) this.#recovery.segmentAudio(input.segmentId, input.result);
+        if (this.#phase === Phase.recovering) this.audioFetched(input.segmentId, input.result);
         return;
       case 'reader':
         this.#readerPaused = input.paused;
@@ -289,22 +270,27 @@ export class ReliableMachine {
     return conn.awaitingAck || conn.flushOutstanding !== undefined || conn.audio.held > 0;
   }
 
+  /** The budget of what is owed now: `finishTimeoutMs` after `stop`, else `progressTimeoutMs`. */
+  #owedBudget(): number {
+    return this.#phase === Phase.stopping ? this.#finishTimeoutMs : this.#progressTimeoutMs;
+  }
+
   #onTimer(id: TimerId): void {
     if (!this.#timers.fired(id)) return; // cancelled or stale
     if (id === TimerId.progress) {
       if (!this.#owed() || this.#readerPaused) return; // `handle()` cancels or re-arms
       if (this.#timers.sliceEnded()) {
-        this.#recovery.stall(new TimeoutError(`no progress from the server within ${this.#timers.budget} ms while waiting for ${this.#awaited()}`, { retryable: true, requestId: this.requestId }));
+        this.stall(new TimeoutError(`no progress from the server within ${this.#owedBudget()} ms while waiting for ${this.#awaited()}`, { retryable: true, requestId: this.requestId }));
       }
       return;
     }
     if (id === TimerId.start) {
       if (this.#phase === Phase.starting) {
-        this.#recovery.retry(new TimeoutError(`no ready within ${this.#startTimeoutMs} ms of start`, { retryable: true, requestId: this.requestId }));
+        this.retry(new TimeoutError(`no ready within ${this.#startTimeoutMs} ms of start`, { retryable: true, requestId: this.requestId }));
       }
       return;
     }
-    this.#recovery.timer(id);
+    this.recoveryTimer(id);
   }
 
   /** What the machine waits for now, for the stall's message. */
@@ -318,11 +304,11 @@ export class ReliableMachine {
 
   // ---------------------------------------------------------------- connection
 
-  #connect(retryFailed: boolean): void {
+  protected connect(retryFailed: boolean): void {
     this.#phase = Phase.connecting;
     // A deployment may count audio across the whole request: a new connection is expected to go on from the last one.
     const last = this.#conn?.audio.highest;
-    const audio = new OrderedAudio(this.#port, this.#reorderWindowFrames, last === undefined ? 1 : last + 1);
+    const audio = new AudioOrder<AudioEvent>(this.#reorderWindowFrames, last === undefined ? 1 : last + 1, this.#port);
     this.#conn = { retryFailed, sequence: 0, awaitingAck: false, flushOutstanding: undefined, attempt: ++this.#attempts, audio };
     this.#journal.resetConnection();
     this.#port.openTransport();
@@ -350,8 +336,8 @@ export class ReliableMachine {
     if (this.#phase !== Phase.connecting) return;
     // Before any `start` the request cannot exist: a first connection that
     // fails is the caller's to handle (wrong URL, key, network), not a resume.
-    if (error.retryable && this.#startSent) this.#recovery.retry(error);
-    else this.#fail(error);
+    if (error.retryable && this.#startSent) this.retry(error);
+    else this.fail(error);
   }
 
   #onTransportClosed(code: number, reason: string, wasClean: boolean, error: VoxpipeError | undefined): void {
@@ -374,8 +360,8 @@ export class ReliableMachine {
     // generated (and charged) again by a failover.
     // After `stop` every segment is complete: a close instead of `finish` leaves only the request's end unknown, which the status route settles.
     const askStatus = !retryable && !error && this.#ready !== undefined && (policy.action === CloseAction.askStatus || this.#phase === Phase.stopping);
-    if (retryable || askStatus) this.#recovery.retry(failure);
-    else this.#fail(failure);
+    if (retryable || askStatus) this.retry(failure);
+    else this.fail(failure);
   }
 
   // ---------------------------------------------------------------- frames
@@ -388,7 +374,7 @@ export class ReliableMachine {
       case 'request_status':
         if (this.#phase !== Phase.starting) return;
         this.#timers.cancel(TimerId.start);
-        this.#recovery.requestStatus(event.state, this.#conn?.retryFailed ?? false);
+        this.requestStatus(event.state, this.#conn?.retryFailed ?? false);
         return;
       case 'input_ack':
         this.#onInputAck(event.sequence);
@@ -445,14 +431,14 @@ export class ReliableMachine {
     if (this.#phase !== Phase.starting) return;
     this.#timers.cancel(TimerId.start);
     if (this.#ready && this.#ready.format !== ready.format) {
-      this.#fail(new ResumeError(ResumeErrorCode.resumeMismatch, `resumed request speaks ${ready.format}, not ${this.#ready.format}`, { requestId: this.requestId }));
+      this.fail(new ResumeError(ResumeErrorCode.resumeMismatch, `resumed request speaks ${ready.format}, not ${this.#ready.format}`, { requestId: this.requestId }));
       return;
     }
     const first = this.#ready === undefined;
     this.#ready = ready;
     if (first) this.#policy = this.#policyOption ?? defaultPartialPolicy(ready.format);
     this.#phase = Phase.running;
-    const resumedAttempt = this.#recovery.ready();
+    const resumedAttempt = this.readyAgain();
     if (first) this.#port.emit({ type: 'ready', ready });
     if (resumedAttempt !== undefined) {
       this.#port.emit({ type: 'resumed', attempt: resumedAttempt, requestId: this.requestId, pendingSegments: this.#journal.pending().map((e) => e.segmentId) });
@@ -466,7 +452,7 @@ export class ReliableMachine {
     if (!(sequence >= 1 && sequence <= conn.sequence)) {
       // It cannot be meant for any text of ours: waiting on would wait for a deadline.
       const sent = conn.sequence === 0 ? 'no text was sent' : `text sequences 1 to ${conn.sequence} were sent`;
-      this.#recovery.stall(new ProtocolError('invalid_server_frame', `input_ack for sequence ${sequence}, but on this connection ${sent}`, 'sequence', { retryable: true, requestId: this.requestId }));
+      this.stall(new ProtocolError('invalid_server_frame', `input_ack for sequence ${sequence}, but on this connection ${sent}`, 'sequence', { retryable: true, requestId: this.requestId }));
       return;
     }
     // A repeat of an earlier ack moves nothing.
@@ -486,7 +472,7 @@ export class ReliableMachine {
       // Not the segment whose flush is out: it cannot complete what the machine waits for.
       const what = entry ? `segment ${event.segment_id}, which was not flushed on this connection` : `segment ${JSON.stringify(event.segment_id)}, which this request never queued`;
       const awaited = conn?.flushOutstanding === undefined ? 'no flush is out' : `the flush out is for ${conn.flushOutstanding}`;
-      this.#recovery.stall(new ProtocolError('invalid_server_frame', `segment_completed for ${what} (${awaited})`, 'segment_id', { retryable: true, requestId: this.requestId }));
+      this.stall(new ProtocolError('invalid_server_frame', `segment_completed for ${what} (${awaited})`, 'segment_id', { retryable: true, requestId: this.requestId }));
       return;
     }
     // The bytes the server says the segment carries: `segment_completed`'s, else its `usage`'s.
@@ -496,8 +482,8 @@ export class ReliableMachine {
     // Its window is done with: frames of a completed segment are dropped before ordering (`#onAudio`).
     conn.audio.discardSegment(event.segment_id);
     conn.flushOutstanding = undefined;
-    this.#recovery.completedOnWire();
-    if (entry) this.#complete(entry, event.units, stated);
+    this.completedOnWire();
+    if (entry) this.complete(entry, event.units, stated);
     this.#pump();
   }
 
@@ -520,9 +506,9 @@ export class ReliableMachine {
     if (have === undefined) return false;
     if (onConnection > 0 && !entry.skippedPast) {
       conn.audio.discardSegment(entry.segmentId);
-      this.#recovery.retry(new AudioIncompleteError(entry.segmentId, expected, have, { requestId: this.requestId, retryable: true, why: 'asking for it again' }));
+      this.retry(new AudioIncompleteError(entry.segmentId, expected, have, { requestId: this.requestId, retryable: true, why: 'asking for it again' }));
     } else {
-      this.#fail(new AudioIncompleteError(entry.segmentId, expected, have, { requestId: this.requestId, why: onConnection > 0 ? 'audio after the hole was already emitted' : 'the service completed it without sending the rest' }));
+      this.fail(new AudioIncompleteError(entry.segmentId, expected, have, { requestId: this.requestId, why: onConnection > 0 ? 'audio after the hole was already emitted' : 'the service completed it without sending the rest' }));
     }
     return true;
   }
@@ -541,21 +527,21 @@ export class ReliableMachine {
     // A non-terminal, non-retryable error is about a frame of ours: with a
     // client that keeps the protocol it means a bug or a bad segment, and
     // continuing would drop that segment silently. Fail loudly instead.
-    if (event.retryable) this.#recovery.retry(error);
-    else this.#fail(error);
+    if (event.retryable) this.retry(error);
+    else this.fail(error);
   }
 
   #onFinish(event: FinishEvent): void {
     if (event.reason === FinishReason.completed) {
       this.#drainAudio();
-      if (this.#phase === Phase.stopping || this.#journal.allCompleted) this.#finishOk();
-      else this.#fail(new RealtimeServerError('invalid_state', 'the request finished before all segments completed', true, { requestId: this.requestId }));
+      if (this.#phase === Phase.stopping || this.#journal.allCompleted) this.finish();
+      else this.fail(new RealtimeServerError('invalid_state', 'the request finished before all segments completed', true, { requestId: this.requestId }));
       return;
     }
     // server_draining: the close (1012) that follows drives the resume.
     if (event.reason === FinishReason.serverDraining) return;
     // error, timeout: the status route decides whether the request can go on.
-    this.#recovery.retry(new ConnectionError('request_interrupted', `request finished with reason ${event.reason}`, { retryable: true, requestId: this.requestId }));
+    this.retry(new ConnectionError('request_interrupted', `request finished with reason ${event.reason}`, { retryable: true, requestId: this.requestId }));
   }
 
   // ---------------------------------------------------------------- audio
@@ -572,14 +558,14 @@ export class ReliableMachine {
     }
     entry.audioArrived = true;
     this.#timers.progress();
-    this.#release(conn, conn.audio.accept(event));
+    this.#release(conn, conn.audio.push(event.segment_id, event.sequence, event));
   }
 
   /** Release the frames held behind a missing sequence: of one segment when it completed, else of all. */
   #drainAudio(segmentId?: string): void {
     const conn = this.#conn;
     if (!conn || conn.audio.held === 0) return;
-    this.#release(conn, conn.audio.release(segmentId));
+    this.#release(conn, segmentId === undefined ? conn.audio.drainAll() : conn.audio.drainSegment(segmentId));
   }
 
   #release(conn: ConnectionState, verdict: SequenceVerdict<AudioEvent>): void {
@@ -618,7 +604,7 @@ export class ReliableMachine {
     this.#port.emitAudio({ segmentId: entry.segmentId, attempt, offset, data });
     // Progress is audio the listener did not have: a resume that only repeats what it heard resets no budget.
     if (this.#port.audioOf(entry.segmentId).emittedBytes === before) return;
-    this.#recovery.progressMade();
+    this.progressMade();
     this.#mark(entry, WaterfallStage.firstAudio);
   }
 
@@ -657,15 +643,15 @@ export class ReliableMachine {
   #onSegmentQueued(segmentId: string, text: string): void {
     if (this.#phase === Phase.completedRemotely) {
       this.#journal.add(segmentId, text);
-      this.#fail(new ResumeError(ResumeErrorCode.requestCompleted, `request ${this.requestId} completed before segment ${segmentId} was sent`, { requestId: this.requestId }));
+      this.fail(new ResumeError(ResumeErrorCode.requestCompleted, `request ${this.requestId} completed before segment ${segmentId} was sent`, { requestId: this.requestId }));
       return;
     }
     this.#journal.add(segmentId, text);
     this.#pump();
   }
 
-  #complete(entry: JournalEntry, units: number, stated?: number): void {
-    this.#recovery.progressMade();
+  protected complete(entry: JournalEntry, units: number, stated?: number): void {
+    this.progressMade();
     entry.state = SegmentState.completed;
     entry.units = units;
     this.#mark(entry, WaterfallStage.completed);
@@ -678,26 +664,24 @@ export class ReliableMachine {
 
   #onAbort(reason: VoxpipeError): void {
     this.#timers.cancelAll();
-    if (this.#transportOpen) {
-      // Tell the service the request ends here before leaving.
-      if (this.#phase === Phase.running) this.#send({ event: 'stop', event_id: this.#nextEventId() });
-      this.#closeTransport(CloseCode.normal, 'aborted');
-    }
+    // Tell the service the request ends here before leaving.
+    if (this.#transportOpen && this.#phase === Phase.running) this.#send({ event: 'stop', event_id: this.#nextEventId() });
+    this.closeTransport('aborted');
     this.#phase = Phase.aborted;
     this.#error = reason;
     this.#port.emit({ type: 'failed', error: reason });
   }
 
-  #finishOk(): void {
+  protected finish(): void {
     this.#timers.cancelAll();
-    if (this.#transportOpen) this.#closeTransport(CloseCode.normal, 'done');
+    this.closeTransport('done');
     this.#phase = Phase.done;
     this.#port.emit({ type: 'finished', summary: this.summary() });
   }
 
-  #fail(error: VoxpipeError): void {
+  protected fail(error: VoxpipeError): void {
     this.#timers.cancelAll();
-    if (this.#transportOpen) this.#closeTransport(CloseCode.normal, 'failed');
+    this.closeTransport('failed');
     this.#phase = Phase.failed;
     this.#error = error;
     this.#port.emit({ type: 'failed', error });
@@ -707,11 +691,6 @@ export class ReliableMachine {
 
   #send(event: ClientEvent): void {
     this.#port.sendFrame(event);
-  }
-
-  #closeTransport(code: number, reason: string): void {
-    this.#transportOpen = false;
-    this.#port.closeTransport(code, reason);
   }
 
   #nextEventId(): string {

@@ -2,9 +2,10 @@
  * Recovery of reliable mode: what the machine does between a retryable
  * failure and a connection that makes progress again (backoff, the
  * request-status route, the manifest's stored audio, the bounds of one
- * recovery), kept out of the machine's body. `Recovery` runs those phases
- * and holds their counters; it acts on the machine only through
- * `RecoveryHost` and on the world through the machine's port.
+ * recovery), kept out of the machine's body. `ReliableRecovery` runs those
+ * phases and holds their counters; the machine extends it and supplies the
+ * steps a recovery takes (connect, complete, fail ...), and the world is
+ * reached through the machine's port.
  *
  * `decideRecovery` is its pure decision: from what the status route
  * answered and the segments still pending, what to do next.
@@ -25,11 +26,12 @@ import { AudioIncompleteError, ResumeError, TimeoutError, type VoxpipeError } fr
 import { RequestState } from '../../protocol/constants.js';
 import { WarningCode } from '../../protocol/codes.js';
 import { backoffDelayMs, resolveBackoff, type BackoffPolicy } from '../../backoff.js';
+import { defined } from '../../defined.js';
 import { expectedAudioBytes, shortOf } from '../../splice.js';
 import { RECOVERY_DEFAULTS, type OverloadWatch } from '../budgets.js';
 import type { Deadlines } from '../deadlines.js';
 import type { Journal, JournalEntry } from './journal.js';
-import { Phase, ResumeErrorCode, TimerId, type MachineOptions, type MachinePort, type SegmentAudioResult, type StatusResult } from './types.js';
+import { CONNECTED_PHASES, Phase, ResumeErrorCode, TimerId, type MachineOptions, type MachinePort, type MachineSummary, type SegmentAudioResult, type StatusResult } from './types.js';
 
 /** What the decision needs to know of a pending segment. */
 export interface PendingSegment {
@@ -92,24 +94,6 @@ export function decideRecovery(result: StatusResult, pending: readonly PendingSe
   }
 }
 
-/** What a recovery does to its machine: the machine's own steps. */
-export interface RecoveryHost {
-  phase: Phase;
-  /** A connection is up (starting, running or stopping). */
-  readonly connected: boolean;
-  /** The user will queue nothing more. */
-  readonly ending: boolean;
-  /** Close the transport, when one is open. */
-  closeTransport(reason: string): void;
-  /** Open a new connection; `start` carries `retry_failed` when asked. */
-  connect(retryFailed: boolean): void;
-  complete(entry: JournalEntry, units: number, stated?: number): void;
-  /** A stored file of the manifest: a new attempt at the segment, handed over whole. */
-  handOverStored(entry: JournalEntry, data: Uint8Array): void;
-  finish(): void;
-  fail(error: VoxpipeError): void;
-}
-
 /** A pending segment to settle from the manifest. */
 interface ManifestItem {
   entry: JournalEntry;
@@ -127,19 +111,15 @@ interface ManifestItem {
  * running request, `statusTimeoutMs` per status read, `maxStallResumes`
  * stalls until a segment completes on the wire.
  */
-export class Recovery {
-  readonly #host: RecoveryHost;
+export abstract class ReliableRecovery {
+  readonly requestId: string;
   readonly #port: MachinePort;
   readonly #timers: Deadlines<TimerId>;
   readonly #journal: Journal;
-  readonly #requestId: string;
   readonly #overload: OverloadWatch | undefined;
   readonly #backoff: BackoffPolicy;
-  readonly #maxRetries: number;
-  readonly #maxStatusPolls: number;
-  readonly #maxResumeMs: number;
-  readonly #statusTimeoutMs: number;
-  readonly #maxStallResumes: number;
+  /** The bounds, each as given or its default. */
+  readonly #bounds: { readonly [K in keyof typeof RECOVERY_DEFAULTS]: number };
 
   /** Attempts of the current recovery (reset once a resumed connection makes progress). */
   #attempt = 0;
@@ -160,60 +140,60 @@ export class Recovery {
   #manifest: ManifestItem[] = [];
   #after: 'reopen' | 'finish' = 'finish';
 
-  constructor(options: MachineOptions, host: RecoveryHost, port: MachinePort, timers: Deadlines<TimerId>, journal: Journal) {
-    this.#host = host;
+  constructor(options: MachineOptions, port: MachinePort, timers: Deadlines<TimerId>, journal: Journal) {
+    this.requestId = options.requestId;
     this.#port = port;
     this.#timers = timers;
     this.#journal = journal;
-    this.#requestId = options.requestId;
     this.#overload = options.overload;
     this.#backoff = resolveBackoff(options.backoff);
-    this.#maxRetries = options.maxRetries ?? RECOVERY_DEFAULTS.maxRetries;
-    this.#maxStatusPolls = options.maxStatusPolls ?? RECOVERY_DEFAULTS.maxStatusPolls;
-    this.#maxResumeMs = options.maxResumeMs ?? RECOVERY_DEFAULTS.maxResumeMs;
-    this.#statusTimeoutMs = options.statusTimeoutMs ?? RECOVERY_DEFAULTS.statusTimeoutMs;
-    this.#maxStallResumes = options.maxStallResumes ?? RECOVERY_DEFAULTS.maxStallResumes;
+    this.#bounds = { ...RECOVERY_DEFAULTS, ...defined(options) };
   }
 
-  /** Recovery attempts (backoffs) made. */
-  get retries(): number {
-    return this.#retries;
-  }
+  abstract get phase(): Phase;
+  /** The user will queue nothing more. */
+  protected abstract get ending(): boolean;
+  /** Enter a phase of the recovery. */
+  protected abstract enter(phase: Phase): void;
+  /** Close the transport, when one is open. */
+  protected abstract closeTransport(reason: string): void;
+  /** Open a new connection; `start` carries `retry_failed` when asked. */
+  protected abstract connect(retryFailed: boolean): void;
+  protected abstract complete(entry: JournalEntry, units: number, stated?: number): void;
+  /** A stored file of the manifest: a new attempt at the segment, handed over whole. */
+  protected abstract handOverStored(entry: JournalEntry, data: Uint8Array): void;
+  protected abstract finish(): void;
+  protected abstract fail(error: VoxpipeError): void;
 
-  /** Times the request continued on a new connection or from the manifest. */
-  get resumed(): number {
-    return this.#resumed;
-  }
-
-  /** Reads of the request-status route. */
-  get statusReads(): number {
-    return this.#statusReads;
+  /** Recovery attempts (backoffs) made, times the request continued (on a new connection or from the manifest), reads of the status route. */
+  protected recoveryCounts(): Pick<MachineSummary, 'retries' | 'resumed' | 'statusReads'> {
+    return { retries: this.#retries, resumed: this.#resumed, statusReads: this.#statusReads };
   }
 
   /** A retryable failure: close what is left, back off, then read the status route. */
-  retry(error: VoxpipeError): void {
+  protected retry(error: VoxpipeError): void {
     const timers = this.#timers;
     timers.cancel(TimerId.start);
     timers.cancel(TimerId.status);
     timers.cancel(TimerId.statusPoll);
     timers.cancel(TimerId.progress);
-    this.#host.closeTransport('retrying');
+    this.closeTransport('retrying');
     this.#attempt++;
     this.#retries++;
-    if (this.#attempt > this.#maxRetries) {
+    if (this.#attempt > this.#bounds.maxRetries) {
       this.#giveUp(error, this.#attempt - 1, 'to resume');
       return;
     }
     if (this.#resumeOverdue) {
-      this.#giveUp(error, this.#attempt - 1, `in ${this.#maxResumeMs} ms to resume`);
+      this.#giveUp(error, this.#attempt - 1, `in ${this.#bounds.maxResumeMs} ms to resume`);
       return;
     }
-    if (this.#attempt === 1) timers.start(TimerId.resumeDeadline, this.#maxResumeMs);
+    if (this.#attempt === 1) timers.start(TimerId.resumeDeadline, this.#bounds.maxResumeMs);
     this.#lastError = error;
     this.#resuming = true;
     const delayMs = backoffDelayMs(this.#attempt, this.#backoff, this.#port.random());
     this.#port.emit({ type: 'retry', attempt: this.#attempt, error, delayMs });
-    this.#host.phase = Phase.waiting;
+    this.enter(Phase.waiting);
     timers.start(TimerId.backoff, delayMs);
   }
 
@@ -223,9 +203,9 @@ export class Recovery {
    * resume), at most `maxStallResumes` times until a segment completes on
    * the wire again; then the request fails (failover under `auto`).
    */
-  stall(error: VoxpipeError): void {
+  protected stall(error: VoxpipeError): void {
     this.#stalls++;
-    if (this.#stalls > this.#maxStallResumes) {
+    if (this.#stalls > this.#bounds.maxStallResumes) {
       this.#giveUp(error, this.#attempt, `to resume after the server stalled ${this.#stalls} times`);
       return;
     }
@@ -233,12 +213,12 @@ export class Recovery {
   }
 
   /** A segment completed on the wire: the server delivers again. */
-  completedOnWire(): void {
+  protected completedOnWire(): void {
     this.#stalls = 0;
   }
 
   /** New audio or a completed segment: the current recovery, if any, succeeded. */
-  progressMade(): void {
+  protected progressMade(): void {
     if (this.#attempt === 0 || this.#resuming) return;
     this.#attempt = 0;
     this.#resumeOverdue = false;
@@ -250,7 +230,7 @@ export class Recovery {
    * one. The attempt count stays (a server that fails right after every
    * `ready` must not be retried forever): progress on this connection resets it.
    */
-  ready(): number | undefined {
+  protected readyAgain(): number | undefined {
     const resumed = this.#resuming;
     const attempt = this.#attempt;
     this.#resuming = false;
@@ -262,8 +242,8 @@ export class Recovery {
   }
 
   /** One of the recovery's timers fired (backoff, status poll, status read, resume deadline). */
-  timer(id: TimerId): void {
-    const phase = this.#host.phase;
+  protected recoveryTimer(id: TimerId): void {
+    const phase = this.phase;
     if (id === TimerId.status) {
       if (phase === Phase.fetchingStatus) this.#statusUnanswered(undefined);
       return;
@@ -271,106 +251,105 @@ export class Recovery {
     if (id === TimerId.resumeDeadline) {
       // A live connection may still deliver: its progress deadline decides,
       // and the next failure of this recovery gives up.
-      if (this.#host.connected) {
+      if (CONNECTED_PHASES.has(this.phase)) {
         this.#resumeOverdue = true;
         return;
       }
-      const last = this.#lastError ?? new TimeoutError('recovery timed out', { requestId: this.#requestId });
-      this.#giveUp(last, this.#attempt, `in ${this.#maxResumeMs} ms to resume`);
+      const last = this.#lastError ?? new TimeoutError('recovery timed out', { requestId: this.requestId });
+      this.#giveUp(last, this.#attempt, `in ${this.#bounds.maxResumeMs} ms to resume`);
       return;
     }
     if (phase === Phase.waiting) this.readStatus();
   }
 
-  readStatus(): void {
-    this.#host.phase = Phase.fetchingStatus;
+  protected readStatus(): void {
+    this.enter(Phase.fetchingStatus);
     this.#statusReads++;
     this.#statusActivity = this.#overload?.activity;
-    this.#timers.start(TimerId.status, this.#statusTimeoutMs);
-    this.#port.fetchStatus(this.#requestId);
+    this.#timers.start(TimerId.status, this.#bounds.statusTimeoutMs);
+    this.#port.fetchStatus(this.requestId);
   }
 
   /** `start` named a request the service knows: it answered its state (and closes). */
-  requestStatus(state: string, askedRetry: boolean): void {
-    this.#host.closeTransport('request status received');
+  protected requestStatus(state: string, askedRetry: boolean): void {
+    this.closeTransport('request status received');
     if (state === RequestState.completed) {
       // The event has no manifest: read it from the route.
       this.readStatus();
     } else if (state === RequestState.failedRetryable && !askedRetry) {
       this.#resuming = true;
-      this.#host.connect(true);
+      this.connect(true);
     } else if (state === RequestState.failedRetryable || state === RequestState.running) {
       // Not what a retry_failed start should answer, or not finished failing yet: back off, read again.
-      this.retry(new ResumeError(ResumeErrorCode.requestNotResumable, `request ${this.#requestId} is ${state}`, { requestId: this.#requestId, retryable: true }));
+      this.retry(new ResumeError(ResumeErrorCode.requestNotResumable, `request ${this.requestId} is ${state}`, { requestId: this.requestId, retryable: true }));
     } else {
-      this.#host.fail(new ResumeError(ResumeErrorCode.requestFailedTerminal, `request ${this.#requestId} failed terminally`, { requestId: this.#requestId }));
+      this.fail(new ResumeError(ResumeErrorCode.requestFailedTerminal, `request ${this.requestId} failed terminally`, { requestId: this.requestId }));
     }
   }
 
   /** The status route answered. */
-  status(result: StatusResult): void {
+  protected statusFetched(result: StatusResult): void {
     this.#timers.cancel(TimerId.status);
     if (result.kind === 'error' && result.error instanceof TimeoutError) {
       this.#statusUnanswered(result.error);
       return;
     }
-    const host = this.#host;
-    const action = decideRecovery(result, this.#journal.pending(), this.#requestId);
+    const action = decideRecovery(result, this.#journal.pending(), this.requestId);
     switch (action.kind) {
       case 'retry':
         this.retry(action.error);
         return;
       case 'fail':
-        host.fail(action.error);
+        this.fail(action.error);
         return;
       case 'restart':
-        host.connect(false);
+        this.connect(false);
         return;
       case 'poll':
         this.#statusPolls++;
-        if (this.#statusPolls > this.#maxStatusPolls) {
-          host.fail(new ResumeError(ResumeErrorCode.requestStillRunning, `request ${this.#requestId} still running after ${this.#maxStatusPolls} reads`, { requestId: this.#requestId }));
+        if (this.#statusPolls > this.#bounds.maxStatusPolls) {
+          this.fail(new ResumeError(ResumeErrorCode.requestStillRunning, `request ${this.requestId} still running after ${this.#bounds.maxStatusPolls} reads`, { requestId: this.requestId }));
           return;
         }
-        host.phase = Phase.waiting;
+        this.enter(Phase.waiting);
         this.#timers.start(TimerId.statusPoll, backoffDelayMs(this.#statusPolls, this.#backoff, this.#port.random()));
         return;
       case 'recover':
         this.#manifest = action.items.map((item) => ({ entry: this.#journal.get(item.segmentId)!, url: item.url, units: item.units, audioBytes: item.audioBytes }));
         this.#after = action.after;
-        host.phase = Phase.recovering;
+        this.enter(Phase.recovering);
         this.#nextManifestItem();
         return;
     }
   }
 
   /** A stored file of the manifest came (or its read failed). */
-  segmentAudio(segmentId: string, result: SegmentAudioResult): void {
+  protected audioFetched(segmentId: string, result: SegmentAudioResult): void {
     const item = this.#manifest[0];
     if (!item || item.entry.segmentId !== segmentId) return;
     if (result.kind === 'error') {
       if (result.error.retryable) this.retry(result.error);
-      else this.#host.fail(result.error);
+      else this.fail(result.error);
       return;
     }
     this.#manifest.shift();
-    this.#host.handOverStored(item.entry, result.data);
+    this.handOverStored(item.entry, result.data);
     // Every byte accounted for: the stored file against the manifest's count.
     if (this.#shortOfManifest(item, 'its stored audio is short')) return;
-    this.#host.complete(item.entry, item.units, item.audioBytes);
+    this.complete(item.entry, item.units, item.audioBytes);
     this.#nextManifestItem();
   }
 
   /** A recovery ends: `retries_exhausted`, saying how many attempts were made. */
   #giveUp(error: VoxpipeError, attempts: number, what: string): void {
     if (error instanceof AudioIncompleteError) {
-      this.#host.fail(new AudioIncompleteError(error.segmentId, error.expectedBytes, error.receivedBytes, { cause: error, requestId: this.#requestId, why: `still short after ${attempts} attempts` }));
+      this.fail(new AudioIncompleteError(error.segmentId, error.expectedBytes, error.receivedBytes, { cause: error, requestId: this.requestId, why: `still short after ${attempts} attempts` }));
       return;
     }
     const message = `gave up after ${attempts} attempts ${what}: ${error.message}`;
-    const options = { cause: error, requestId: this.#requestId, details: { lastCode: error.code, attempts } };
+    const options = { cause: error, requestId: this.requestId, details: { lastCode: error.code, attempts } };
     // A server that stopped answering ends in a TimeoutError, anything else in retries_exhausted.
-    this.#host.fail(error instanceof TimeoutError ? new TimeoutError(message, options) : new ResumeError(ResumeErrorCode.retriesExhausted, message, options));
+    this.fail(error instanceof TimeoutError ? new TimeoutError(message, options) : new ResumeError(ResumeErrorCode.retriesExhausted, message, options));
   }
 
   /**
@@ -382,23 +361,24 @@ export class Recovery {
    * gone): then it is read again, within the recovery's bounds.
    */
   #statusUnanswered(cause: VoxpipeError | undefined): void {
-    const details = { attempts: this.#attempt, statusReads: this.#statusReads };
-    if (this.#overload !== undefined && this.#statusActivity !== undefined && this.#overload.activity !== this.#statusActivity) {
-      // Overload is not death: other streams of this process progressed on
-      // the same server while the read waited, so the server is behind, not
-      // gone. Read again after a back-off, within the recovery's bounds
-      // (`maxRetries`, `maxResumeMs`), instead of ending a stream the
-      // server would have served (bench/concurrency.mjs, 10,000 streams).
-      const message = `the request-status route did not answer within ${this.#statusTimeoutMs} ms while the server served other streams; reading it again`;
-      this.retry(new TimeoutError(message, { retryable: true, requestId: this.#requestId, ...(cause && { cause }), details }));
-      return;
-    }
-    const message = `the request-status route did not answer within ${this.#statusTimeoutMs} ms; recovery of request ${this.#requestId} stops here`;
-    this.#host.fail(new TimeoutError(message, { retryable: true, requestId: this.#requestId, ...(cause && { cause }), details }));
+    // Overload is not death: other streams of this process progressed on
+    // the same server while the read waited, so the server is behind, not
+    // gone. Read again after a back-off, within the recovery's bounds
+    // (`maxRetries`, `maxResumeMs`), instead of ending a stream the
+    // server would have served (bench/concurrency.mjs, 10,000 streams).
+    const busy = this.#overload !== undefined && this.#statusActivity !== undefined && this.#overload.activity !== this.#statusActivity;
+    const then = busy ? ' while the server served other streams; reading it again' : `; recovery of request ${this.requestId} stops here`;
+    const error = new TimeoutError(`the request-status route did not answer within ${this.#bounds.statusTimeoutMs} ms${then}`, {
+      retryable: true,
+      requestId: this.requestId,
+      ...(cause && { cause }),
+      details: { attempts: this.#attempt, statusReads: this.#statusReads },
+    });
+    if (busy) this.retry(error);
+    else this.fail(error);
   }
 
   #nextManifestItem(): void {
-    const host = this.#host;
     for (;;) {
       const item = this.#manifest[0];
       if (!item) break;
@@ -414,10 +394,10 @@ export class Recovery {
         code: WarningCode.audioUnavailable,
         message: `segment ${item.entry.segmentId}: the completed request offers no audio for it; ${heard.audioBytes} bytes were emitted`,
       });
-      host.complete(item.entry, item.units);
+      this.complete(item.entry, item.units);
     }
     if (this.#after === 'reopen') {
-      host.connect(true);
+      this.connect(true);
       return;
     }
     const attempt = this.#attempt;
@@ -426,9 +406,9 @@ export class Recovery {
     this.#attempt = 0;
     this.#resumeOverdue = false;
     this.#timers.cancel(TimerId.resumeDeadline);
-    this.#port.emit({ type: 'resumed', attempt, requestId: this.#requestId, pendingSegments: [] });
-    if (host.ending) host.finish();
-    else host.phase = Phase.completedRemotely;
+    this.#port.emit({ type: 'resumed', attempt, requestId: this.requestId, pendingSegments: [] });
+    if (this.ending) this.finish();
+    else this.enter(Phase.completedRemotely);
   }
 
   /** What the listener has of a manifest's segment is short of its `audio_bytes`: fails with `audio_incomplete`. */
@@ -438,7 +418,7 @@ export class Recovery {
     const expected = expectedAudioBytes(item.audioBytes, heard.headerBytes);
     const have = shortOf(heard, expected);
     if (have === undefined) return false;
-    this.#host.fail(new AudioIncompleteError(item.entry.segmentId, expected, have, { requestId: this.#requestId, why }));
+    this.fail(new AudioIncompleteError(item.entry.segmentId, expected, have, { requestId: this.requestId, why }));
     return true;
   }
 }

@@ -38,6 +38,9 @@ export const Phase = {
 } as const;
 export type Phase = (typeof Phase)[keyof typeof Phase];
 
+/** The phases with a connection up. */
+export const CONNECTED_PHASES: ReadonlySet<Phase> = new Set([Phase.starting, Phase.running, Phase.stopping]);
+
 /** Journal state of one segment. */
 export const SegmentState = {
   /** Known to the client only. */

@@ -12,9 +12,9 @@
  *
  What it guarantees (this file keeps simple mode's own rules; what both
  * modes share is written once beside it):
- * - Audio leaves in `sequence` order (spec 6, rule 2): `OrderedAudio`
- *   (ordered-audio.ts) reorders within `reorderWindowFrames`, drops repeats
- *   and reports gaps once. It leaves raw (a stream header included), tagged
+ * - Audio leaves in `sequence` order (spec 6, rule 2): `AudioOrder`
+ *   (sequence-window.ts, shared with reliable mode) reorders within
+ *   `reorderWindowFrames`, drops repeats and reports gaps once. It leaves raw (a stream header included), tagged
  *   with the part that committed it (the last: the request's audio is all
  *   one generation) and attempt 1, placed where the ledger has it up to
  *   (`port.audioOf`): the machine counts no audio and numbers no output.
@@ -38,9 +38,8 @@ import { countChars, LIMITS } from '../../protocol/limits.js';
 import { expectedAudioBytes } from '../../splice.js';
 import type { SegmentInput } from '../../transport.js';
 import { checkBudgets, RECOVERY_DEFAULTS } from '../budgets.js';
-import { Deadlines, timerTable } from '../deadlines.js';
-import { OrderedAudio } from '../ordered-audio.js';
-import type { SequenceVerdict } from '../sequence-window.js';
+import { Deadlines } from '../deadlines.js';
+import { AudioOrder, type SequenceVerdict } from '../sequence-window.js';
 import { validateSegment } from '../session-util.js';
 import { SimpleTimerId, type MachineSegmentResult, type SimpleInput, type SimpleMachineOptions, type SimpleMachineSummary, type SimplePort } from './types.js';
 
@@ -63,7 +62,7 @@ export type SimplePhase = (typeof SimplePhase)[keyof typeof SimplePhase];
 
 const TERMINAL: ReadonlySet<SimplePhase> = new Set([SimplePhase.done, SimplePhase.failed, SimplePhase.aborted]);
 const CONNECTED: ReadonlySet<SimplePhase> = new Set([SimplePhase.starting, SimplePhase.running, SimplePhase.committed]);
-const TIMERS = timerTable<SimpleTimerId>([SimpleTimerId.start, SimpleTimerId.progress]);
+const TIMERS: readonly SimpleTimerId[] = [SimpleTimerId.start, SimpleTimerId.progress];
 /** Simple mode has one connection: every audio byte belongs to its one attempt. */
 const ATTEMPT = 1;
 
@@ -74,7 +73,7 @@ export class SimpleMachine {
   readonly #progressTimeoutMs: number;
   readonly #eventIdPrefix: string;
   /** Puts `audio` frames back in `sequence` order, and says what it dropped or skipped. */
-  readonly #order: OrderedAudio;
+  readonly #order: AudioOrder<AudioEvent>;
   readonly #timers: Deadlines<SimpleTimerId>;
 
   #phase: SimplePhase = SimplePhase.idle;
@@ -104,7 +103,7 @@ export class SimpleMachine {
     this.#startTimeoutMs = options.startTimeoutMs ?? RECOVERY_DEFAULTS.startTimeoutMs;
     this.#progressTimeoutMs = options.progressTimeoutMs ?? RECOVERY_DEFAULTS.progressTimeoutMs;
     this.#eventIdPrefix = (options.eventIdPrefix ?? 'simple').slice(0, 100);
-    this.#order = new OrderedAudio(port, options.reorderWindowFrames);
+    this.#order = new AudioOrder<AudioEvent>(options.reorderWindowFrames, 1, port);
     this.#timers = new Deadlines(port, TIMERS, SimpleTimerId.progress);
   }
 
@@ -279,7 +278,7 @@ export class SimpleMachine {
       case 'audio':
         if (!this.#ready) return;
         this.#timers.progress();
-        this.#release(this.#order.accept(event));
+        this.#release(this.#order.push(event.segment_id, event.sequence, event));
         return;
       case 'usage':
       case 'segment_completed':
@@ -294,7 +293,7 @@ export class SimpleMachine {
         return;
       case 'finish':
         this.#timers.progress();
-        if (this.#order.held > 0 && this.#ready) this.#release(this.#order.release());
+        if (this.#order.held > 0 && this.#ready) this.#release(this.#order.drainAll());
         if (TERMINAL.has(this.#phase)) return; // a listener of that audio ended the request
         if (event.reason === FinishReason.completed) this.#finish(event.units, 'done');
         else this.#fail(new RealtimeServerError(event.reason, `the request finished with reason ${event.reason}`, true, { requestId: event.request_id }));
