@@ -30,8 +30,9 @@ export class Deadlines<Id extends string> {
   readonly #port: TimerPort<Id>;
   /** The machine's timers: each one's bit is its place here (the timers armed are a number, not a Set: memory per stream). */
   readonly #ids: readonly Id[];
-  /** The timer of the progress watch. */
+  /** The timer of the progress watch, and its bit (asked after every input). */
   readonly #progressId: Id;
+  readonly #progressBit: number;
   readonly #overload: OverloadWatch | undefined;
   #armed = 0;
   /** A frame moved what is owed during the current slice. */
@@ -50,6 +51,7 @@ export class Deadlines<Id extends string> {
     this.#port = port;
     this.#ids = ids;
     this.#progressId = progressId;
+    this.#progressBit = this.#bit(progressId);
     this.#overload = overload;
   }
 
@@ -89,11 +91,12 @@ export class Deadlines<Id extends string> {
    */
   watch(owed: boolean, budgetMs: number): void {
     const id = this.#progressId;
+    const armed = (this.#armed & this.#progressBit) !== 0;
     if (!owed) {
-      this.cancel(id);
+      if (armed) this.cancel(id);
       return;
     }
-    if (this.armed(id) && budgetMs === this.#budget) return;
+    if (armed && budgetMs === this.#budget) return;
     this.#budget = budgetMs;
     this.#progressSeen = false;
     this.#quietSlices = 0;
