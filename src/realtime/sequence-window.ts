@@ -187,7 +187,7 @@ export class SequenceWindow<T> {
     }
     const held = (this.#held ??= new Map<number, T>());
     held.set(sequence, item);
-    this.#learnStep(held);
+    this.#learnStep(held, false);
     return this.#releaseHeld(held, false);
   }
 
@@ -200,7 +200,7 @@ export class SequenceWindow<T> {
   drain(): SequenceVerdict<T> {
     const held = this.#held;
     if (held === undefined) return { release: [], duplicate: false, gaps: NO_GAPS };
-    this.#learnStepAtEnd(held);
+    this.#learnStep(held, true);
     return this.#releaseHeld(held, true);
   }
 
@@ -306,15 +306,18 @@ export class SequenceWindow<T> {
   }
 
   /**
-   * Two frames held right after a release, the three in one constant step
-   * d > 1; or, before any release, three frames held in one step d > 1: the
-   * numbering steps by d (from the lowest held, when nothing was released).
+   * Two frames held right after a release (or, at the end of a segment too
+   * short to learn its step while it ran, whatever it still holds: 7, 9 of a
+   * segment of two frames) continuing the last released one in one constant
+   * step d > 1; or, before any release, three frames held in one step d > 1:
+   * the numbering steps by d (from the lowest held, when nothing was released).
    */
-  #learnStep(heldFrames: Map<number, T>): void {
-    if (this.#step !== 1) return;
+  #learnStep(heldFrames: Map<number, T>, atEnd: boolean): void {
+    if (this.#step !== 1 || heldFrames.size === 0) return;
     const held = [...heldFrames.keys()].sort((x, y) => x - y);
-    if (this.#lastReleased === undefined) {
-      if (held.length !== 3) return;
+    const last = this.#lastReleased;
+    if (last === undefined) {
+      if (atEnd || held.length !== 3) return;
       const [a, b, c] = held as [number, number, number];
       if (b - a > 1 && c - b === b - a) {
         this.#step = b - a;
@@ -322,25 +325,9 @@ export class SequenceWindow<T> {
       }
       return;
     }
-    if (held.length !== 2 || this.#next !== this.#lastReleased + 1) return;
-    const [a, b] = held as [number, number];
-    const d = a - this.#lastReleased;
-    if (d > 1 && b - a === d) {
-      this.#step = d;
-      this.#next = a;
-    }
-  }
-
-  /**
-   * At the end of a segment too short to learn its step while it ran: what
-   * it still holds continues the last released frame in one step d > 1
-   * (7, 9 of a segment of two frames): the numbering steps by d, no gap.
-   */
-  #learnStepAtEnd(heldFrames: Map<number, T>): void {
-    if (this.#step !== 1 || this.#lastReleased === undefined || heldFrames.size === 0 || this.#next !== this.#lastReleased + 1) return;
-    const held = [...heldFrames.keys()].sort((x, y) => x - y);
-    const d = held[0]! - this.#lastReleased;
-    if (d <= 1 || !held.every((s, i) => s === this.#lastReleased! + d * (i + 1))) return;
+    if ((!atEnd && held.length !== 2) || this.#next !== last + 1) return;
+    const d = held[0]! - last;
+    if (d <= 1 || !held.every((s, i) => s === last + d * (i + 1))) return;
     this.#step = d;
     this.#next = held[0]!;
   }
