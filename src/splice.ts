@@ -79,9 +79,9 @@ export interface Splice<T extends Uint8Array = Uint8Array> {
  * Splice one payload of a segment. A `continue` skips exactly the bytes the
  * listener has, even mid-sample: the listener's stream already holds that
  * part of the sample, so byte N of the new attempt is what it needs next.
- * (Rounding the skip down to a sample boundary repeated the bytes of a part
- * sample and shifted everything after it: a deployment that cuts frames at
- * odd sizes, drawn seed 885eff6e.)
+ * (Rounding the skip down to a sample boundary would repeat the bytes of a
+ * part sample and shift everything after it, for a deployment that cuts
+ * frames at odd sizes.)
  */
 export function splice<T extends Uint8Array>(cursor: SpliceCursor, payload: T, policy: PartialSegmentPolicy): Splice<T> {
   if (payload.byteLength === 0) return { data: payload };
@@ -128,11 +128,42 @@ export class SegmentLedger {
     this.headerBytes = 0;
   }
 
-  /** Less than `expected` (what the transport says the segment carries): the error that says so. */
-  shortfall(expected: number | undefined, requestId: string | undefined): AudioIncompleteError | undefined {
-    if (expected === undefined || this.audioBytes >= expected) return undefined;
-    return new AudioIncompleteError(this.segmentId, expected, this.audioBytes, { requestId, retryable: true });
+  /** Where the current attempt's next raw bytes start: its stream header and the audio it brought. */
+  get nextOffset(): number {
+    return this.headerBytes + this.attemptBytes;
   }
+
+  /** Less than `expected` audio bytes (what the transport says the segment carries, `expectedAudioBytes`): the error that says so. */
+  shortfall(expected: number | undefined, requestId: string | undefined): AudioIncompleteError | undefined {
+    const have = shortOf(this, expected);
+    return have === undefined ? undefined : new AudioIncompleteError(this.segmentId, expected!, have, { requestId, retryable: true });
+  }
+}
+
+/**
+ * The one header rule: the audio bytes a segment must carry, from what its
+ * transport states (`usage` or `segment_completed` `audio_bytes`, a
+ * manifest's, a sum of those in simple mode). A deployment may count the
+ * stream header in or not; the stated figure less the header the attempt
+ * began with lets both pass when every audio byte came, and is what
+ * `SegmentResult.expectedBytes` carries (no header).
+ */
+export function expectedAudioBytes(stated: number, headerBytes: number): number {
+  return Math.max(0, stated - headerBytes);
+}
+
+/**
+ * Is a segment short? The one judgment, wherever it is asked (a machine at a
+ * completion or for a stored file, SpeechStream at every result): the audio
+ * the listener has of it against `expected` (header-free,
+ * `expectedAudioBytes`). `attemptAudio`: what the current attempt brought
+ * with frames not yet handed to the ledger (held behind a missing sequence),
+ * counted when it is more. Returns the audio bytes had when short.
+ */
+export function shortOf(heard: { readonly audioBytes: number }, expected: number | undefined, attemptAudio = 0): number | undefined {
+  if (expected === undefined) return undefined;
+  const have = Math.max(heard.audioBytes, attemptAudio);
+  return have < expected ? have : undefined;
 }
 
 /** What the ledger takes: raw bytes of one attempt at a segment, in order, and what they are. */
@@ -173,7 +204,7 @@ export interface AudioLedgerOptions extends SpliceLedgerOptions {
  * The ledger without the layout check (`AudioLedger` adds it): for a session
  * that takes the layout from `ready` and never reads a stream's own header
  * for it. The browser session keeps this one, so the browser bundle carries
- * no encoded-stream probes (`protocol/audio-probe.ts`; issue 29's budget).
+ * no encoded-stream probes (`protocol/audio-probe.ts`: the bundle's size budget).
  */
 export class SpliceLedger {
   readonly #segments = new Map<string, SegmentLedger>();
@@ -215,7 +246,7 @@ export class SpliceLedger {
     // An offset behind what the attempt brought is a repeat: its overlap is
     // dropped (and counted). One beyond it is a hole nothing can fill in this
     // attempt: `audio_incomplete` naming the missing range of its raw bytes.
-    const have = s.headerBytes + s.attemptBytes;
+    const have = s.nextOffset;
     const over = have - (chunk.offset ?? have);
     if (over < 0) throw new AudioIncompleteError(chunk.segmentId, chunk.offset!, have, { retryable: true });
     if (over > 0) {

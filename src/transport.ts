@@ -93,10 +93,12 @@ export interface TransportSummary {
  *   header except the stream's very first, once. (HTTP routes return whole
  *   files: their own headers, with real sizes and the layout, are read and
  *   replaced by the streaming header at the HTTP edge, `http-audio.ts`.)
+ * - No `sequence`: the listener's numbering is the speech core's alone (a
+ *   failover's transport would count from 1 again).
  * - The layout fields are what the audio says (its `audio` event, its WAV
  *   header, its Content-Type), never an assumption made before it came.
  */
-export interface TransportAudio extends AudioChunk {
+export interface TransportAudio extends Omit<AudioChunk, 'sequence'> {
   /** The attempt that carried the bytes (`nextAttemptTag()`); a new tag starts a new attempt at the segment. */
   attempt: number;
   /** Where `data` starts in the attempt's raw bytes of the segment (a stream header included). */
@@ -118,6 +120,10 @@ export interface HeardSegment {
   readonly audioBytes: number;
   /** Length of the stream header the current attempt began with (0: none). */
   readonly headerBytes: number;
+  /** Where the current attempt's next raw bytes start (its stream header and audio so far). */
+  readonly nextOffset: number;
+  /** Audio bytes of the current attempt received (no header). */
+  readonly attemptBytes: number;
 }
 
 /**

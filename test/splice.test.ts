@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { AudioIncompleteError } from '../src/errors.js';
 import { buildWavHeader, WAV_UNKNOWN_SIZE } from '../src/sinks/wav-header.js';
-import { AudioLedger, defaultPartialPolicy, PartialSegmentPolicy, splice, SpliceLedger } from '../src/splice.js';
+import { AudioLedger, defaultPartialPolicy, expectedAudioBytes, PartialSegmentPolicy, shortOf, splice, SpliceLedger } from '../src/splice.js';
 
 const bytes = (...values: number[]) => Uint8Array.from(values);
 
@@ -13,8 +13,8 @@ describe('splice: one rule for a segment generated again (reliable machine and S
     expect(splice({ emitted: 5, received: 0 }, bytes(0, 1, 2), 'continue').data.byteLength).toBe(0);
     expect([...splice({ emitted: 0, received: 0 }, bytes(9), 'continue').data]).toEqual([9]);
     // 6 heard bytes of 4-byte frames: the listener holds half of the second
-    // frame, so the next byte it needs is byte 6 (not 4 again: that repeated
-    // two bytes and shifted every sample after them; drawn seed 885eff6e).
+    // frame, so the next byte it needs is byte 6 (not 4 again: that would
+    // repeat two bytes and shift every sample after them).
     expect([...splice({ emitted: 6, received: 0 }, bytes(0, 1, 2, 3, 4, 5, 6, 7), 'continue').data]).toEqual([6, 7]);
     expect(splice({ emitted: 3, received: 0 }, bytes(1, 2), 'continue').restart).toBeUndefined();
   });
@@ -159,5 +159,36 @@ describe('AudioLedger: raw bytes tagged with attempt and offset (issue 24)', () 
         expect(out).toEqual([...segment]);
       }),
     );
+  });
+});
+
+describe('the one count of a segment: where an attempt stands, the header rule, a short segment', () => {
+  const wav = (...audio: number[]) => Uint8Array.from([...buildWavHeader({ sampleRate: 24_000, channels: 1, bitDepth: 16 }, WAV_UNKNOWN_SIZE), ...audio]);
+  const chunk = (data: Uint8Array, attempt: number, offset?: number) => ({ data, segmentId: 's', attempt, ...(offset !== undefined && { offset }), format: 'wav' as const, sampleRate: 24_000, channels: 1, bitDepth: 16 });
+
+  it('nextOffset: the raw bytes the current attempt brought, its header included; a new attempt starts at 0', () => {
+    const ledger = new SpliceLedger();
+    ledger.accept(chunk(wav(1, 2, 3, 4), 1, 0));
+    expect(ledger.segment('s').nextOffset).toBe(48);
+    ledger.accept(chunk(bytes(5, 6), 1, 48));
+    expect(ledger.segment('s').nextOffset).toBe(50);
+    ledger.accept(chunk(wav(1, 2), 2, 0));
+    expect(ledger.segment('s')).toMatchObject({ nextOffset: 46, attemptBytes: 2, headerBytes: 44 });
+  });
+
+  it('expectedAudioBytes: a stated count with the header or without it, less the header, never below 0', () => {
+    expect(expectedAudioBytes(48, 44)).toBe(4);
+    expect(expectedAudioBytes(48, 0)).toBe(48);
+    expect(expectedAudioBytes(4, 44)).toBe(0);
+  });
+
+  it('shortOf: the audio had (or, when more, what the attempt brought) against the audio expected', () => {
+    expect(shortOf({ audioBytes: 4 }, 4)).toBeUndefined();
+    expect(shortOf({ audioBytes: 3 }, 4)).toBe(3);
+    expect(shortOf({ audioBytes: 3 }, 4, 4)).toBeUndefined();
+    expect(shortOf({ audioBytes: 3 }, undefined)).toBeUndefined();
+    const ledger = new SpliceLedger();
+    ledger.accept(chunk(wav(1, 2), 1, 0));
+    expect(ledger.segment('s').shortfall(4, 'r')).toMatchObject({ code: 'audio_incomplete', expectedBytes: 4, receivedBytes: 2 });
   });
 });

@@ -30,8 +30,6 @@ export interface BrowserSessionOptions extends Pick<MachineOptions, 'maxRetries'
 export interface SessionAudio {
   segmentId: string;
   data: Uint8Array;
-  /** Strictly increasing over the request (the machine's hand-over order). */
-  sequence: number;
 }
 
 export interface BrowserSessionEvents {

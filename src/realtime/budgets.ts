@@ -1,11 +1,12 @@
 /**
- * The default budgets of the realtime client's recovery (issue 24, item 4),
- * chosen for live speech: a voice agent on a call, where a silence of 20 s
- * is a dead call but a resume costs a few hundred milliseconds and never
- * loses or repeats audio (the journal and the request-status route see to
- * that). So each wait on the server is short, and a false alarm is cheap.
- * Every one is an option of `ReliableSession` (and `RealtimeTuning`); the
- * README's "Reliability" section lists them with these reasons.
+ * The default budgets of the realtime client's deadlines and recovery, the
+ * one place each default is set (both machines read them here), chosen for
+ * live speech: a voice agent on a call, where a silence of 20 s is a dead
+ * call but a resume costs a few hundred milliseconds and never loses or
+ * repeats audio (the journal and the request-status route see to that). So
+ * each wait on the server is short, and a false alarm is cheap. Every one
+ * is an option of `ReliableSession` (and `RealtimeTuning`); the README's
+ * "Reliability" section lists them with these reasons.
  */
 import { VoxpipeError } from '../errors.js';
 import { LocalErrorCode } from '../protocol/codes.js';
@@ -43,6 +44,31 @@ export const RECOVERY_DEFAULTS = {
    * `auto`) speaks sooner than more resumes would.
    */
   maxStallResumes: 1,
+  /**
+   * Wait for `ready` after `start`: 10 s. The service answers `start` once it
+   * has a session with its provider, which a cold provider may take seconds
+   * to open. Past it, reliable mode resumes and simple mode fails
+   * (retryable).
+   */
+  startTimeoutMs: 10_000,
+  /**
+   * Attempts of one recovery: 6. With the default backoff (200 ms doubling to
+   * a 5 s cap) they wait about 11 s in all, inside `maxResumeMs`; the count
+   * starts again once a resumed connection makes progress.
+   */
+  maxRetries: 6,
+  /**
+   * Longest one recovery may take, from its first failure until progress:
+   * 60 s, so attempts that each wait out their own deadlines (connect,
+   * `ready`, a status read) still end.
+   */
+  maxResumeMs: 60_000,
+  /**
+   * Reads of a request the status route calls `running` before giving up:
+   * 20, about 80 s of backoff at its 5 s cap: a request still generating
+   * after that will not finish in time to be heard.
+   */
+  maxStatusPolls: 20,
 } as const;
 
 /**
@@ -53,11 +79,11 @@ export const RECOVERY_DEFAULTS = {
 export const PROGRESS_SLICES = 4;
 
 /**
- * Overload is not death (issue 29). A saturated server is slow for every
+ * Overload is not death. A saturated server is slow for every
  * stream, a gone one is silent for every stream: so when a stream's own
  * progress deadline runs out, the machine looks at the progress of the other
  * streams of this process on the same server origin (`ServerActivity`: acks,
- * audio and completions, never `pong`s, issue 24). A slice of the deadline in
+ * audio and completions, never `pong`s). A slice of the deadline in
  * which another stream progressed is *busy*, not quiet: the server is alive
  * and behind, and a resume would only add a reconnect, a `start` and a status
  * read to its queue (what turned 6 of 10,000 streams into `timeout`s in
@@ -95,7 +121,7 @@ export interface ServerActivity {
 /**
  * A keep-alive `ping` left unanswered while other connections to the same
  * server received frames is a busy server, not a dead peer (overload is not
- * death, issue 29): the check is made again, for at most this long in all
+ * death): the check is made again, for at most this long in all
  * (the same 5 min as `OVERLOAD_MAX_BUDGETS` budgets of the default progress
  * deadline). A server really gone sends nothing on any connection, so the
  * first check already ends the connection. Why: with 10,000 streams on one

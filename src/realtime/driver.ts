@@ -210,7 +210,7 @@ export class Driver<M extends DrivenMachine> implements MachinePort, SimplePort 
       this.#machineAttempt = audio.attempt;
       this.#tag = nextAttemptTag();
     }
-    const raw: DriverAudio = { data, segmentId: audio.segmentId, attempt: this.#tag, offset: audio.offset, sequence: audio.sequence, format: ready.format, sampleRate: ready.sampleRate, channels: ready.channels, bitDepth: ready.bitDepth };
+    const raw: DriverAudio = { data, segmentId: audio.segmentId, attempt: this.#tag, offset: audio.offset, format: ready.format, sampleRate: ready.sampleRate, channels: ready.channels, bitDepth: ready.bitDepth };
     const own = this.#own;
     if (!own) {
       if (data.length === 0) return;

@@ -29,7 +29,7 @@
  *   held once, instead of a whole window and a gap warning). A frame that
  *   then comes between two steps un-learns it (released in order, not late).
  *
- * Memory (issue 29: one window per segment, thousands of streams): what does
+ * Memory (one window per segment, thousands of streams): what does
  * not grow with the frames of a segment in order. What was seen is the frames
  * held, the sequences released and the late ones, so no Set of every
  * sequence: releases go up, so they are kept as runs (start, step, end), the
@@ -42,12 +42,18 @@
  * released without it. 112 bytes a window in order, whatever its length
  * (20.8 KB with a Set of every sequence, for 1,000 frames).
  */
+import { WarningCode } from '../protocol/codes.js';
 
 /** Frames held while waiting for a missing one; default of `reorderWindowFrames`. */
 export const DEFAULT_REORDER_WINDOW_FRAMES = 16;
 
 /** The gaps of a verdict that found none: one shared, frozen array (no allocation per frame; never pushed to). */
 const NO_GAPS = Object.freeze([]) as unknown as SequenceGap[];
+
+/** Where ordered audio says what it dropped or skipped: a machine's port. */
+export interface WarningPort {
+  emit(event: { type: 'warning'; code: string; message: string }): void;
+}
 
 /** Sequences that never arrived, both ends included. */
 export interface SequenceGap {
@@ -181,20 +187,8 @@ export class SequenceWindow<T> {
     }
     const held = (this.#held ??= new Map<number, T>());
     held.set(sequence, item);
-    this.#learnStep(held);
-    const release = this.#releaseRun(held);
-    const gaps: SequenceGap[] = [];
-    while (held.size > this.#windowFrames) {
-      if (this.#startsAtLowest(held)) {
-        release.push(...this.#releaseRun(held));
-        continue;
-      }
-      gaps.push(this.#skipToLowest(held));
-      release.push(...this.#releaseRun(held));
-      this.#windowFrames = 0;
-    }
-    if (held.size === 0) this.#held = undefined;
-    return { release, duplicate: false, gaps };
+    this.#learnStep(held, false);
+    return this.#releaseHeld(held, false);
   }
 
   /** The frames held, in no particular order. */
@@ -206,18 +200,26 @@ export class SequenceWindow<T> {
   drain(): SequenceVerdict<T> {
     const held = this.#held;
     if (held === undefined) return { release: [], duplicate: false, gaps: NO_GAPS };
-    this.#learnStepAtEnd(held);
-    const release: T[] = this.#releaseRun(held);
+    this.#learnStep(held, true);
+    return this.#releaseHeld(held, true);
+  }
+
+  /**
+   * Release what follows in order, then, while more is held than the window
+   * keeps (`all`: anything at all), give up the missing sequences below the
+   * lowest held (a gap; from then on the window holds nothing) and go on.
+   */
+  #releaseHeld(held: Map<number, T>, all: boolean): SequenceVerdict<T> {
+    const release = this.#releaseRun(held);
     const gaps: SequenceGap[] = [];
-    while (held.size > 0) {
-      if (this.#startsAtLowest(held)) {
-        release.push(...this.#releaseRun(held));
-        continue;
+    while (held.size > (all ? 0 : this.#windowFrames)) {
+      if (!this.#startsAtLowest(held)) {
+        gaps.push(this.#skipToLowest(held));
+        if (!all) this.#windowFrames = 0;
       }
-      gaps.push(this.#skipToLowest(held));
       release.push(...this.#releaseRun(held));
     }
-    this.#held = undefined;
+    if (held.size === 0) this.#held = undefined;
     return { release, duplicate: false, gaps };
   }
 
@@ -304,15 +306,18 @@ export class SequenceWindow<T> {
   }
 
   /**
-   * Two frames held right after a release, the three in one constant step
-   * d > 1; or, before any release, three frames held in one step d > 1: the
-   * numbering steps by d (from the lowest held, when nothing was released).
+   * Two frames held right after a release (or, at the end of a segment too
+   * short to learn its step while it ran, whatever it still holds: 7, 9 of a
+   * segment of two frames) continuing the last released one in one constant
+   * step d > 1; or, before any release, three frames held in one step d > 1:
+   * the numbering steps by d (from the lowest held, when nothing was released).
    */
-  #learnStep(heldFrames: Map<number, T>): void {
-    if (this.#step !== 1) return;
+  #learnStep(heldFrames: Map<number, T>, atEnd: boolean): void {
+    if (this.#step !== 1 || heldFrames.size === 0) return;
     const held = [...heldFrames.keys()].sort((x, y) => x - y);
-    if (this.#lastReleased === undefined) {
-      if (held.length !== 3) return;
+    const last = this.#lastReleased;
+    if (last === undefined) {
+      if (atEnd || held.length !== 3) return;
       const [a, b, c] = held as [number, number, number];
       if (b - a > 1 && c - b === b - a) {
         this.#step = b - a;
@@ -320,25 +325,9 @@ export class SequenceWindow<T> {
       }
       return;
     }
-    if (held.length !== 2 || this.#next !== this.#lastReleased + 1) return;
-    const [a, b] = held as [number, number];
-    const d = a - this.#lastReleased;
-    if (d > 1 && b - a === d) {
-      this.#step = d;
-      this.#next = a;
-    }
-  }
-
-  /**
-   * At the end of a segment too short to learn its step while it ran: what
-   * it still holds continues the last released frame in one step d > 1
-   * (7, 9 of a segment of two frames): the numbering steps by d, no gap.
-   */
-  #learnStepAtEnd(heldFrames: Map<number, T>): void {
-    if (this.#step !== 1 || this.#lastReleased === undefined || heldFrames.size === 0 || this.#next !== this.#lastReleased + 1) return;
-    const held = [...heldFrames.keys()].sort((x, y) => x - y);
-    const d = held[0]! - this.#lastReleased;
-    if (d <= 1 || !held.every((s, i) => s === this.#lastReleased! + d * (i + 1))) return;
+    if ((!atEnd && held.length !== 2) || this.#next !== last + 1) return;
+    const d = held[0]! - last;
+    if (d <= 1 || !held.every((s, i) => s === last + d * (i + 1))) return;
     this.#step = d;
     this.#next = held[0]!;
   }
@@ -412,6 +401,12 @@ export function describeGaps(gaps: readonly SequenceGap[]): string {
  * Once a deployment was seen to skip numbers (a gap given up that never
  * arrived), later segments of the connection hold nothing: numbering with
  * gaps would otherwise hold every frame for a whole window.
+ *
+ * Given a port (both machines give theirs: this is the ordered audio they
+ * share), it also says what it dropped or skipped, as `warning`s: a repeat,
+ * a frame that came after later audio was released (late), and the first
+ * gap of the connection (numbering may legally skip, so a gap is said once;
+ * the byte count of each segment says whether audio is missing).
  */
 export class AudioOrder<T> {
   readonly #windowFrames: number;
@@ -428,14 +423,19 @@ export class AudioOrder<T> {
   #repeats = 0;
   #held = 0;
   readonly #firstExpected: number;
+  readonly #port: WarningPort | undefined;
+  /** A gap was said on this connection. */
+  #gapSaid = false;
 
   /**
-   * @param windowFrames frames held at most per segment while one is missing
+   * @param windowFrames frames held at most per segment while one is missing; default `DEFAULT_REORDER_WINDOW_FRAMES`
    * @param firstExpected the sequence the connection's first frame is expected to have; default 1 (a guess the window corrects)
+   * @param port where repeats, late frames and the first gap are said; absent: nothing is said
    */
-  constructor(windowFrames: number = DEFAULT_REORDER_WINDOW_FRAMES, firstExpected = 1) {
+  constructor(windowFrames: number = DEFAULT_REORDER_WINDOW_FRAMES, firstExpected = 1, port?: WarningPort) {
     this.#windowFrames = windowFrames;
     this.#firstExpected = firstExpected;
+    this.#port = port;
   }
 
   /** Frames held, over all segments (kept as a count: the machine asks on every input). */
@@ -457,7 +457,13 @@ export class AudioOrder<T> {
   #track(window: SequenceWindow<T>, heldBefore: number, stepBefore: number, verdict: SequenceVerdict<T>): SequenceVerdict<T> {
     this.#held += window.held - heldBefore;
     if (verdict.duplicate) this.#repeats++;
-    if (verdict.gaps.length > 0) this.#skips = true;
+    if (verdict.gaps.length > 0) {
+      this.#skips = true;
+      if (!this.#gapSaid) {
+        this.#gapSaid = true;
+        this.#warn(WarningCode.audioSequenceGap, `audio sequence ${describeGaps(verdict.gaps)} skipped (never arrived in order)`);
+      }
+    }
     // A step learnt carries to the next segments; one found broken (a frame between two steps) does not.
     if (window.step !== stepBefore) this.#step = window.step;
     this.#segmentStart ??= window.firstReleased;
@@ -475,7 +481,10 @@ export class AudioOrder<T> {
     // No closure per frame: the counts before, the operation, then the bookkeeping.
     const held = window.held;
     const step = window.step;
-    return this.#track(window, held, step, window.push(sequence, item));
+    const verdict = this.#track(window, held, step, window.push(sequence, item));
+    if (verdict.duplicate) this.#warn(WarningCode.audioRepeat, `dropped a repeat of audio sequence ${sequence} of segment ${segmentId}`);
+    if (verdict.late) this.#warn(WarningCode.audioLate, `audio sequence ${sequence} of segment ${segmentId} came after later audio was emitted; it was left out`);
+    return verdict;
   }
 
   /** The frames of a segment held now, in no particular order. */
@@ -508,6 +517,10 @@ export class AudioOrder<T> {
       gaps.push(...v.gaps);
     }
     return { release, duplicate: false, gaps };
+  }
+
+  #warn(code: string, message: string): void {
+    this.#port?.emit({ type: 'warning', code, message });
   }
 
   /** The segment's window: the newest are looked at first (the segment whose audio is arriving is one of them). */

@@ -32,7 +32,6 @@ export class FakeTransport extends EventEmitter<TransportEvents> implements Segm
   aborted = false;
   #queue: { seg: SegmentInput; resolve: (r: SegmentResult) => void; reject: (e: Error) => void }[] = [];
   #running = false;
-  #sequence = 0;
   #failed: Error | undefined;
   #endWaiters: (() => void)[] = [];
   #resumeWaiters: (() => void)[] = [];
@@ -80,7 +79,7 @@ export class FakeTransport extends EventEmitter<TransportEvents> implements Segm
         await new Promise((r) => setImmediate(r));
         if (this.aborted) break;
         if (this.opts.withholdAtSegment === index && off + chunk >= bytes.length) continue;
-        this.emit('audio', { data: bytes.subarray(off, off + chunk), segmentId: item.seg.segmentId, attempt, offset: off, sequence: ++this.#sequence, format: this.opts.format ?? 'pcm', sampleRate: this.opts.chunkRate ?? 24_000, channels: 1, bitDepth: 8 });
+        this.emit('audio', { data: bytes.subarray(off, off + chunk), segmentId: item.seg.segmentId, attempt, offset: off, format: this.opts.format ?? 'pcm', sampleRate: this.opts.chunkRate ?? 24_000, channels: 1, bitDepth: 8 });
       }
       this.#queue.shift();
       const result: SegmentResult = { segmentId: item.seg.segmentId, units: item.seg.text.length, audioBytes: bytes.length, ...(this.opts.statesBytes && { expectedBytes: bytes.length }), transport: this.name };

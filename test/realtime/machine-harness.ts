@@ -7,6 +7,7 @@ import { ReliableMachine } from '../../src/realtime/reliable/machine.js';
 import { TimerId, type MachineAudio, type MachineEvent, type MachineInput, type MachineOptions, type MachinePort } from '../../src/realtime/reliable/types.js';
 import type { ClientEvent, ReadyEvent, RequestStatus, ServerEvent } from '../../src/protocol/events.js';
 import { AudioLedger, type PartialSegmentPolicy } from '../../src/splice.js';
+import { buildWavHeader, WAV_UNKNOWN_SIZE } from '../../src/sinks/wav-header.js';
 
 export type PortCall =
   | { call: 'sendFrame'; event: ClientEvent }
@@ -40,7 +41,7 @@ export class FakePort implements MachinePort {
   emitAudio(audio: MachineAudio): void {
     this.calls.push({ call: 'emitAudio', audio });
     const r = this.#ready! as unknown as { format: 'pcm'; sample_rate: number; channels: number; bit_depth: number };
-    const { chunk, restart } = this.ledger.accept({ data: audio.data, segmentId: audio.segmentId, attempt: audio.attempt, format: r.format, sampleRate: r.sample_rate, channels: r.channels, bitDepth: r.bit_depth });
+    const { chunk, restart } = this.ledger.accept({ data: audio.data, segmentId: audio.segmentId, attempt: audio.attempt, offset: audio.offset, format: r.format, sampleRate: r.sample_rate, channels: r.channels, bitDepth: r.bit_depth });
     if (restart) this.calls.push({ call: 'discontinuity', segmentId: audio.segmentId, droppedBytes: restart.droppedBytes });
     if (chunk.data.byteLength > 0) this.calls.push({ call: 'listen', segmentId: audio.segmentId, data: chunk.data });
   }
@@ -151,6 +152,11 @@ export function effects(calls: PortCall[]): string[] {
         return [];
     }
   });
+}
+
+/** A 44-byte streaming WAV header (sizes unknown), as the server starts a wav request with. */
+export function wavHeader(): number[] {
+  return [...buildWavHeader({ sampleRate: 24_000, channels: 1, bitDepth: 16 }, WAV_UNKNOWN_SIZE)];
 }
 
 export const REQUEST_ID = 'req-1';

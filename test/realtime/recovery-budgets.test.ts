@@ -51,8 +51,8 @@ function flushed(options: Parameters<typeof harness>[0] = {}): Harness {
 }
 
 describe('defaults for live speech', () => {
-  it('progress 5 s in slices of 1.25 s, finish 2 s, status read 3 s, one stall resumed', () => {
-    expect(RECOVERY_DEFAULTS).toEqual({ progressTimeoutMs: 5_000, finishTimeoutMs: 2_000, statusTimeoutMs: 3_000, maxStallResumes: 1 });
+  it('progress 5 s in slices of 1.25 s, finish 2 s, status read 3 s, one stall resumed; ready 10 s, 6 attempts within 60 s, 20 status polls', () => {
+    expect(RECOVERY_DEFAULTS).toEqual({ progressTimeoutMs: 5_000, finishTimeoutMs: 2_000, statusTimeoutMs: 3_000, maxStallResumes: 1, startTimeoutMs: 10_000, maxRetries: 6, maxResumeMs: 60_000, maxStatusPolls: 20 });
     const h = harness().run();
     h.queue('s1', 'One.');
     expect(starts(h.port.take(), TimerId.progress)).toEqual([5_000 / PROGRESS_SLICES]);

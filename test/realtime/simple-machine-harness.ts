@@ -7,6 +7,7 @@ import { SimpleMachine } from '../../src/realtime/simple/machine.js';
 import type { MachineAudio, SimpleEvent, SimpleInput, SimpleMachineOptions, SimplePort, SimpleTimerId } from '../../src/realtime/simple/types.js';
 import type { ClientEvent, ServerEvent } from '../../src/protocol/events.js';
 import { ev, VOICE } from './machine-harness.js';
+import { AudioLedger } from '../../src/splice.js';
 
 export type SimplePortCall =
   | { call: 'sendFrame'; event: ClientEvent }
@@ -21,14 +22,22 @@ export class FakeSimplePort implements SimplePort {
   calls: SimplePortCall[] = [];
   /** Called on every `emitAudio` (a listener that acts on audio, e.g. aborts). */
   onAudio: ((audio: MachineAudio) => void) | undefined;
+  /** The listener's ledger, as the stream keeps one (the toy audio: pcm, one byte a sample). */
+  readonly ledger = new AudioLedger({ layout: false });
 
   sendFrame(event: ClientEvent): void {
     this.calls.push({ call: 'sendFrame', event });
   }
   emitAudio(audio: MachineAudio): void {
     this.calls.push({ call: 'emitAudio', audio });
+    this.ledger.accept({ data: audio.data, segmentId: audio.segmentId, attempt: audio.attempt, offset: audio.offset, format: this.format, sampleRate: 24_000, channels: 1, bitDepth: 8 });
     this.onAudio?.(audio);
   }
+  audioOf(segmentId: string) {
+    return this.ledger.segment(segmentId);
+  }
+  /** The format the ledger reads the audio as. */
+  format: 'pcm' | 'wav' = 'pcm';
   emit(event: SimpleEvent): void {
     this.calls.push({ call: 'emit', event });
   }

@@ -55,13 +55,13 @@ describe('parts and the one commit', () => {
 });
 
 describe('audio', () => {
-  it('leaves in sequence order, raw, tagged with the committing part and attempt 1, offsets and hand-over sequence counted', () => {
+  it('leaves in sequence order, raw, tagged with the committing part and attempt 1, at the offsets the ledger has it up to, with no output sequence', () => {
     const h = simpleHarness().committed('One. ', 'Two.');
     h.frame(ev.audio('srv-1', [3, 4], 2)).frame(ev.audio('srv-1', [1, 2], 1)).frame(ev.audio('srv-1', [5], 3));
     expect(handedOver(h.port.take())).toEqual([
-      { segmentId: 'p1', attempt: 1, offset: 0, data: Uint8Array.from([1, 2]), sequence: 1 },
-      { segmentId: 'p1', attempt: 1, offset: 2, data: Uint8Array.from([3, 4]), sequence: 2 },
-      { segmentId: 'p1', attempt: 1, offset: 4, data: Uint8Array.from([5]), sequence: 3 },
+      { segmentId: 'p1', attempt: 1, offset: 0, data: Uint8Array.from([1, 2]) },
+      { segmentId: 'p1', attempt: 1, offset: 2, data: Uint8Array.from([3, 4]) },
+      { segmentId: 'p1', attempt: 1, offset: 4, data: Uint8Array.from([5]) },
     ]);
   });
 

@@ -1,15 +1,14 @@
 /**
  * The journal of a reliable request: every segment the user queued, in
- * order, with its full text, its state and how much of its audio reached the
- * listener. It is what makes resume possible: after a failure, the segments
- * not completed are sent again with the same id, order and text. It counts
- * no audio bytes: what the listener has of a segment is its ledger's
- * (`splice.ts`).
+ * order, with its full text and its state. It is what makes resume
+ * possible: after a failure, the segments not completed are sent again with
+ * the same id, order and text. It counts no audio bytes: what the listener
+ * has of a segment, on each attempt, is its ledger's (`splice.ts`).
  */
 import { LIMITS, splitByChars } from '../../protocol/limits.js';
 import { SegmentState, WaterfallStage } from './types.js';
 
-/** One bit per waterfall stage: the marks made of a segment are a number, not a Set (memory per stream, issue 29). */
+/** One bit per waterfall stage: the marks made of a segment are a number, not a Set (memory per stream). */
 const STAGE_BIT: Record<WaterfallStage, number> = {
   [WaterfallStage.sent]: 1,
   [WaterfallStage.inputAck]: 2,
@@ -36,12 +35,12 @@ export class JournalEntry {
   #marks = 0;
   /** `segment-accepted` already reported (once per segment, not per connection). */
   acceptReported = false;
+  /** The attempt whose audio of the segment went to the ledger last (the one its counts are of); 0: none yet. */
+  attempt = 0;
 
   // Per connection, reset by `Journal.resetConnection()`.
   /** `text` frames sent on the current connection. */
   framesSent = 0;
-  /** Where the segment's next raw audio goes in this connection's attempt (the sum of its frames released so far). */
-  attemptOffset = 0;
   /** What the server said on this connection the segment carries (its `usage`), when it said. */
   stated: number | undefined = undefined;
   /** Audio of the segment was released past skipped sequences on this connection: a hole before it cannot be asked for again. */
@@ -83,7 +82,7 @@ export class JournalEntry {
 }
 
 /**
- * The segments in order. No index by id (a Map per stream, issue 29): a
+ * The segments in order. No index by id (a Map per stream): a
  * lookup first tries the entry found last (the segment whose audio is
  * arriving), then scans from the newest, so it costs the segments still
  * pending, not the request's length. Segments complete in order, so the
@@ -151,7 +150,6 @@ export class Journal {
     for (let i = this.#skipCompleted(); i < entries.length; i++) {
       const e = entries[i]!;
       e.framesSent = 0;
-      e.attemptOffset = 0;
       e.stated = undefined;
       e.skippedPast = false;
       if (!e.completed) e.state = SegmentState.queued;

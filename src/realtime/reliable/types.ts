@@ -13,6 +13,34 @@ import type { HeardSegment } from '../../transport.js';
 
 export { PartialSegmentPolicy };
 
+/** Where the reliable machine is. */
+export const Phase = {
+  idle: 'idle',
+  /** `openTransport()` asked, waiting for `transport-opened`. */
+  connecting: 'connecting',
+  /** `start` sent, waiting for `ready`. */
+  starting: 'starting',
+  /** `ready` received: segments flow. */
+  running: 'running',
+  /** `stop` sent, waiting for `finish`. */
+  stopping: 'stopping',
+  /** A backoff or status-poll timer runs. */
+  waiting: 'waiting',
+  /** Reading the request-status route. */
+  fetchingStatus: 'fetching-status',
+  /** Downloading missing audio from the manifest. */
+  recovering: 'recovering',
+  /** The service completed the request (recovered from the manifest); waiting for the user's stop. */
+  completedRemotely: 'completed-remotely',
+  done: 'done',
+  failed: 'failed',
+  aborted: 'aborted',
+} as const;
+export type Phase = (typeof Phase)[keyof typeof Phase];
+
+/** The phases with a connection up. */
+export const CONNECTED_PHASES: ReadonlySet<Phase> = new Set([Phase.starting, Phase.running, Phase.stopping]);
+
 /** Journal state of one segment. */
 export const SegmentState = {
   /** Known to the client only. */
@@ -100,17 +128,16 @@ export type MachineInput =
  * a segment (a stream header and bytes the listener already has included),
  * for the listener's ledger (`AudioLedger`) to splice. The session passes it
  * on as a `TransportAudio` (`transport.ts`), the attempt number mapped to a
- * process-unique tag.
+ * process-unique tag. It carries no output sequence: the listener's is
+ * numbered once, by the stream that reads it.
  */
 export interface MachineAudio {
   segmentId: string;
   /** The attempt that carried them: one tag per connection, one per stored file of the manifest. */
   attempt: number;
-  /** Where they start in the attempt's bytes of the segment (raw, a stream header included). */
+  /** Where they start in the attempt's bytes of the segment (raw, a stream header included): where the ledger has the attempt up to. */
   offset: number;
   data: Uint8Array;
-  /** Hand-over sequence, from 1, strictly increasing over the whole request (across connections). */
-  sequence: number;
 }
 
 /** What the listener has of a segment, as the one ledger counts it (`HeardSegment`, `transport.ts`). */
@@ -156,7 +183,7 @@ export interface MachinePort {
   sendFrame(event: ClientEvent): void;
   /** Hand audio to the listener's ledger (synchronously: `audioOf` counts it on return). */
   emitAudio(audio: MachineAudio): void;
-  /** What the listener has of a segment (its ledger's counts): the machine keeps none of its own. */
+  /** What the listener has of a segment, and where its current attempt stands (its ledger's counts): the machine keeps none of its own. */
   audioOf(segmentId: string): SegmentAudio;
   emit(event: MachineEvent): void;
   startTimer(id: TimerId, ms: number): void;
@@ -178,7 +205,7 @@ export interface MachinePort {
  * documented. The shells take them as they are (`ReliableSessionOptions`
  * extends this type, `BrowserSessionOptions` picks from it, `speech.ts`'s
  * `RealtimeTuning` picks from the session's) and pass them on with
- * `defined()`; the defaults live in the machine (`RECOVERY_DEFAULTS`).
+ * `defined()`; each default is set once, in `RECOVERY_DEFAULTS` (budgets.ts).
  */
 export interface MachineOptions {
   /** Idempotency key of this generation, reused on every resume. */

@@ -10,32 +10,36 @@
  * `commit: false` once `ready` came, and `stop-requested` sends the last one
  * with `commit: true`. Then the server owes audio and `finish`.
  *
- * What it guarantees:
- * - Audio leaves in `sequence` order (spec 6, rule 2): frames are reordered
- *   within `reorderWindowFrames`, repeats dropped, gaps reported once as an
- *   `audio_sequence_gap` warning (codes: `WarningCode`). It leaves raw (a
- *   stream header included), tagged with the part that committed it (the
- *   last: the request's audio is all one generation) and attempt 1.
- * - Deadlines: `startTimeoutMs` for `ready`, then after the commit
- *   `progressTimeoutMs` of quiet (only audio, `finish` and `error` count),
- *   checked in `PROGRESS_SLICES` slices as the reliable machine does; none
- *   while the reader is paused. A deadline that passes fails with a
- *   retryable `TimeoutError`.
+ What it guarantees (this file keeps simple mode's own rules; what both
+ * modes share is written once beside it):
+ * - Audio leaves in `sequence` order (spec 6, rule 2): `AudioOrder`
+ *   (sequence-window.ts, shared with reliable mode) reorders within
+ *   `reorderWindowFrames`, drops repeats and reports gaps once. It leaves raw (a stream header included), tagged
+ *   with the part that committed it (the last: the request's audio is all
+ *   one generation) and attempt 1, placed where the ledger has it up to
+ *   (`port.audioOf`): the machine counts no audio and numbers no output.
+ * - Deadlines (`Deadlines`, deadlines.ts): `startTimeoutMs` for `ready`,
+ *   then after the commit `progressTimeoutMs` of quiet (only audio, `finish`
+ *   and `error` count), checked in slices; none while the reader is paused.
+ *   A deadline that passes fails with a retryable `TimeoutError`.
  * - Simple mode never retries: a close before `finish` fails, `retryable`
  *   as the close-code policy says (`protocol/close-codes.ts`).
  * - At `finish`, one result per part: the last carries the request's units,
- *   raw audio bytes and, when the server said them (`usage` or
+ *   the bytes the ledger emitted and, when the server said them (`usage` or
  *   `segment_completed` audio bytes, under any name the tolerant reader
- *   knows), `expectedBytes`; the others zero.
+ *   knows), `expectedBytes` by the one header rule (`expectedAudioBytes`);
+ *   the others zero.
  */
 import { ConnectionError, RealtimeServerError, TimeoutError, VoxpipeError } from '../../errors.js';
 import { closePolicy, CloseCode, ErrorCode, FinishReason, Mode } from '../../protocol/constants.js';
 import { WarningCode } from '../../protocol/codes.js';
 import type { AudioEvent, ReadyEvent, ServerEvent, StartEvent } from '../../protocol/events.js';
 import { countChars, LIMITS } from '../../protocol/limits.js';
+import { expectedAudioBytes } from '../../splice.js';
 import type { SegmentInput } from '../../transport.js';
-import { checkBudgets, PROGRESS_SLICES, RECOVERY_DEFAULTS } from '../budgets.js';
-import { AudioOrder, describeGaps, type SequenceGap, type SequenceVerdict } from '../sequence-window.js';
+import { checkBudgets, RECOVERY_DEFAULTS } from '../budgets.js';
+import { Deadlines } from '../deadlines.js';
+import { AudioOrder, type SequenceVerdict } from '../sequence-window.js';
 import { validateSegment } from '../session-util.js';
 import { SimpleTimerId, type MachineSegmentResult, type SimpleInput, type SimpleMachineOptions, type SimpleMachineSummary, type SimplePort } from './types.js';
 
@@ -58,6 +62,7 @@ export type SimplePhase = (typeof SimplePhase)[keyof typeof SimplePhase];
 
 const TERMINAL: ReadonlySet<SimplePhase> = new Set([SimplePhase.done, SimplePhase.failed, SimplePhase.aborted]);
 const CONNECTED: ReadonlySet<SimplePhase> = new Set([SimplePhase.starting, SimplePhase.running, SimplePhase.committed]);
+const TIMERS: readonly SimpleTimerId[] = [SimpleTimerId.start, SimpleTimerId.progress];
 /** Simple mode has one connection: every audio byte belongs to its one attempt. */
 const ATTEMPT = 1;
 
@@ -67,9 +72,9 @@ export class SimpleMachine {
   readonly #startTimeoutMs: number;
   readonly #progressTimeoutMs: number;
   readonly #eventIdPrefix: string;
-  /** Puts `audio` frames back in `sequence` order. */
+  /** Puts `audio` frames back in `sequence` order, and says what it dropped or skipped. */
   readonly #order: AudioOrder<AudioEvent>;
-  readonly #timers = new Set<SimpleTimerId>();
+  readonly #timers: Deadlines<SimpleTimerId>;
 
   #phase: SimplePhase = SimplePhase.idle;
   #transportOpen = false;
@@ -83,16 +88,10 @@ export class SimpleMachine {
   #ending = false;
   #readerPaused = false;
   #eventCounter = 0;
-  /** Raw audio bytes handed over (the offset of the next). */
-  #audioBytes = 0;
-  #outSequence = 0;
   /** Audio bytes the server stated, per server segment (`usage`, `segment_completed`). */
   readonly #stated = new Map<string, number>();
   /** Server segments that carried audio. */
   readonly #withAudio = new Set<string>();
-  #gapReported = false;
-  #progressSeen = false;
-  #quietSlices = 0;
   #summary: SimpleMachineSummary | undefined;
   #error: VoxpipeError | undefined;
 
@@ -101,10 +100,11 @@ export class SimpleMachine {
     this.#opts = options;
     this.#port = port;
     this.#requestId = options.requestId ?? '';
-    this.#startTimeoutMs = options.startTimeoutMs ?? 10_000; // 10 s
+    this.#startTimeoutMs = options.startTimeoutMs ?? RECOVERY_DEFAULTS.startTimeoutMs;
     this.#progressTimeoutMs = options.progressTimeoutMs ?? RECOVERY_DEFAULTS.progressTimeoutMs;
     this.#eventIdPrefix = (options.eventIdPrefix ?? 'simple').slice(0, 100);
-    this.#order = new AudioOrder(options.reorderWindowFrames);
+    this.#order = new AudioOrder<AudioEvent>(options.reorderWindowFrames, 1, port);
+    this.#timers = new Deadlines(port, TIMERS, SimpleTimerId.progress);
   }
 
   get phase(): SimplePhase {
@@ -243,36 +243,20 @@ export class SimpleMachine {
    * resumed reader starts the deadline afresh.
    */
   #watch(): void {
-    const owed = this.#readerPaused ? undefined : this.#phase === SimplePhase.starting ? SimpleTimerId.start : this.#phase === SimplePhase.committed ? SimpleTimerId.progress : undefined;
-    for (const id of [SimpleTimerId.start, SimpleTimerId.progress]) if (id !== owed) this.#cancelTimer(id);
-    if (owed === undefined || this.#timers.has(owed)) return;
-    if (owed === SimpleTimerId.start) {
-      this.#startTimer(owed, this.#startTimeoutMs);
-      return;
-    }
-    this.#progressSeen = false;
-    this.#quietSlices = 0;
-    this.#startTimer(owed, this.#slice());
-  }
-
-  #slice(): number {
-    return Math.max(1, Math.ceil(this.#progressTimeoutMs / PROGRESS_SLICES));
+    const timers = this.#timers;
+    if (this.#readerPaused || this.#phase !== SimplePhase.starting) timers.cancel(SimpleTimerId.start);
+    timers.watch(!this.#readerPaused && this.#phase === SimplePhase.committed, this.#progressTimeoutMs);
+    if (!this.#readerPaused && this.#phase === SimplePhase.starting && !timers.armed(SimpleTimerId.start)) timers.start(SimpleTimerId.start, this.#startTimeoutMs);
   }
 
   #onTimer(id: SimpleTimerId): void {
-    if (!this.#timers.delete(id)) return; // cancelled or stale
+    if (!this.#timers.fired(id)) return; // cancelled or stale
     if (id === SimpleTimerId.start) {
       if (this.#phase === SimplePhase.starting) this.#fail(this.#timeout('ready', this.#startTimeoutMs));
       return;
     }
     if (this.#phase !== SimplePhase.committed || this.#readerPaused) return; // `handle()` re-arms or cancels
-    this.#quietSlices = this.#progressSeen ? 0 : this.#quietSlices + 1;
-    this.#progressSeen = false;
-    if (this.#quietSlices >= PROGRESS_SLICES) {
-      this.#fail(this.#timeout('audio or finish', this.#progressTimeoutMs));
-      return;
-    }
-    this.#startTimer(SimpleTimerId.progress, this.#slice());
+    if (this.#timers.sliceEnded()) this.#fail(this.#timeout('audio or finish', this.#progressTimeoutMs));
   }
 
   #timeout(what: string, ms: number): TimeoutError {
@@ -293,8 +277,8 @@ export class SimpleMachine {
         return;
       case 'audio':
         if (!this.#ready) return;
-        this.#progressSeen = true;
-        this.#release(this.#order.push(event.segment_id, event.sequence, event), event);
+        this.#timers.progress();
+        this.#release(this.#order.push(event.segment_id, event.sequence, event));
         return;
       case 'usage':
       case 'segment_completed':
@@ -308,7 +292,7 @@ export class SimpleMachine {
         this.#fail(new RealtimeServerError(event.code, event.message, event.terminal, { requestId: event.request_id, retryable: event.retryable, stage: event.stage }));
         return;
       case 'finish':
-        this.#progressSeen = true;
+        this.#timers.progress();
         if (this.#order.held > 0 && this.#ready) this.#release(this.#order.drainAll());
         if (TERMINAL.has(this.#phase)) return; // a listener of that audio ended the request
         if (event.reason === FinishReason.completed) this.#finish(event.units, 'done');
@@ -319,14 +303,7 @@ export class SimpleMachine {
     }
   }
 
-  #release(verdict: SequenceVerdict<AudioEvent>, event?: AudioEvent): void {
-    if (event && verdict.duplicate) {
-      this.#port.emit({ type: 'warning', code: WarningCode.audioRepeat, message: `dropped a repeat of audio sequence ${event.sequence} of segment ${event.segment_id}` });
-    }
-    if (event && verdict.late) {
-      this.#port.emit({ type: 'warning', code: WarningCode.audioLate, message: `audio sequence ${event.sequence} of segment ${event.segment_id} came after later audio was emitted; it was left out` });
-    }
-    this.#reportGaps(verdict.gaps);
+  #release(verdict: SequenceVerdict<AudioEvent>): void {
     for (const frame of verdict.release) {
       // A listener of one released frame may have ended the request (abort): the rest are not handed over.
       if (TERMINAL.has(this.#phase)) return;
@@ -334,28 +311,20 @@ export class SimpleMachine {
     }
   }
 
-  /** Raw audio, tagged with the part that committed the request (the last queued). */
+  /** Raw audio, tagged with the part that committed the request (the last queued), placed where the ledger has the request's one attempt up to. */
   #handOver(frame: AudioEvent): void {
     const part = this.#sent[this.#sent.length - 1];
     if (!part) {
       this.#port.emit({ type: 'warning', code: WarningCode.unexpectedAudio, message: `audio of segment ${frame.segment_id} before any text was sent: dropped` });
       return;
     }
+    const offset = this.#withAudio.size === 0 ? 0 : this.#port.audioOf(part.segmentId).nextOffset;
     this.#withAudio.add(frame.segment_id);
-    const offset = this.#audioBytes;
-    this.#audioBytes += frame.audio.byteLength;
-    this.#port.emitAudio({ segmentId: part.segmentId, attempt: ATTEMPT, offset, data: frame.audio, sequence: ++this.#outSequence });
-  }
-
-  #reportGaps(gaps: readonly SequenceGap[]): void {
-    // Numbering may legally skip: said once.
-    if (gaps.length === 0 || this.#gapReported) return;
-    this.#gapReported = true;
-    this.#port.emit({ type: 'warning', code: WarningCode.audioSequenceGap, message: `audio sequence ${describeGaps(gaps)} skipped (never arrived in order)` });
+    this.#port.emitAudio({ segmentId: part.segmentId, attempt: ATTEMPT, offset, data: frame.audio });
   }
 
   /** Audio bytes the server said the request carries: the sum over its segments, when it said them for every segment that had audio. */
-  #expectedBytes(): number | undefined {
+  #statedBytes(): number | undefined {
     if (this.#stated.size === 0) return undefined;
     for (const id of this.#withAudio) if (!this.#stated.has(id)) return undefined;
     let total = 0;
@@ -367,12 +336,14 @@ export class SimpleMachine {
 
   #finish(units: number, reason: string): void {
     this.#end(SimplePhase.done, reason);
-    const expectedBytes = this.#expectedBytes();
     const last = this.#sent.length - 1;
-    const segments = this.#sent.map(
-      (s, i): MachineSegmentResult => (i === last ? { segmentId: s.segmentId, units, audioBytes: this.#audioBytes, ...(expectedBytes !== undefined && { expectedBytes }) } : { segmentId: s.segmentId, units: 0, audioBytes: 0 }),
-    );
-    this.#summary = { requestId: this.#requestId, units, audioBytes: this.#audioBytes, segments };
+    // The request's audio is the last part's, as the ledger counts it; the header by the one rule.
+    const heard = last < 0 ? undefined : this.#port.audioOf(this.#sent[last]!.segmentId);
+    const stated = this.#statedBytes();
+    const expected = stated === undefined || !heard ? {} : { expectedBytes: expectedAudioBytes(stated, heard.headerBytes) };
+    const audioBytes = heard?.emittedBytes ?? 0;
+    const segments = this.#sent.map((s, i): MachineSegmentResult => (i === last ? { segmentId: s.segmentId, units, audioBytes, ...expected } : { segmentId: s.segmentId, units: 0, audioBytes: 0 }));
+    this.#summary = { requestId: this.#requestId, units, audioBytes, segments };
     for (const result of segments) this.#port.emit({ type: 'segment-completed', result });
     this.#port.emit({ type: 'finished', summary: this.#summary });
   }
@@ -385,7 +356,7 @@ export class SimpleMachine {
 
   /** Into a terminal phase: no timer left, the transport closed. */
   #end(phase: SimplePhase, reason: string): void {
-    for (const id of [...this.#timers]) this.#cancelTimer(id);
+    this.#timers.cancelAll();
     this.#phase = phase;
     if (this.#transportOpen) {
       this.#transportOpen = false;
@@ -397,14 +368,5 @@ export class SimpleMachine {
 
   #nextEventId(): string {
     return `${this.#eventIdPrefix}-${++this.#eventCounter}`;
-  }
-
-  #startTimer(id: SimpleTimerId, ms: number): void {
-    this.#timers.add(id);
-    this.#port.startTimer(id, ms);
-  }
-
-  #cancelTimer(id: SimpleTimerId): void {
-    if (this.#timers.delete(id)) this.#port.cancelTimer(id);
   }
 }

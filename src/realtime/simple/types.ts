@@ -6,9 +6,9 @@
  */
 import type { VoxpipeError } from '../../errors.js';
 import type { ClientEvent, ReadyEvent, ServerEvent, StartRequest } from '../../protocol/events.js';
-import type { MachineAudio, MachineSegmentResult } from '../reliable/types.js';
+import type { MachineAudio, MachineSegmentResult, SegmentAudio } from '../reliable/types.js';
 
-export type { MachineAudio, MachineSegmentResult };
+export type { MachineAudio, MachineSegmentResult, SegmentAudio };
 
 /** The machine's timers. */
 export const SimpleTimerId = {
@@ -54,7 +54,7 @@ export interface SimpleMachineSummary {
   /** The request's id (`ready`'s, else the one asked for, else empty). */
   requestId: string;
   units: number;
-  /** Raw audio bytes of the request (a stream header included). */
+  /** Bytes of the request's audio the listener got, as its ledger counts them (a stream header included). */
   audioBytes: number;
   segments: MachineSegmentResult[];
 }
@@ -62,8 +62,10 @@ export interface SimpleMachineSummary {
 /** Everything the machine does to the world goes through here. */
 export interface SimplePort {
   sendFrame(event: ClientEvent): void;
-  /** Hand audio over: raw bytes of the request, tagged with the part that committed it, attempt 1. */
+  /** Hand audio over: raw bytes of the request, tagged with the part that committed it, attempt 1, to the listener's ledger (synchronously: `audioOf` counts it on return). */
   emitAudio(audio: MachineAudio): void;
+  /** What the listener has of a part, as its ledger counts it: the machine keeps no count of its own. */
+  audioOf(segmentId: string): SegmentAudio;
   emit(event: SimpleEvent): void;
   startTimer(id: SimpleTimerId, ms: number): void;
   cancelTimer(id: SimpleTimerId): void;
@@ -77,7 +79,7 @@ export interface SimpleMachineOptions {
   request: StartRequest;
   /** Sent as `start.request_id`; default: the server makes one. */
   requestId?: string;
-  /** `start` to `ready`; default 10_000 ms. */
+  /** `start` to `ready`; default 10_000 ms (`RECOVERY_DEFAULTS`). */
   startTimeoutMs?: number;
   /**
    * After the commit, longest quiet before failing with a retryable
@@ -85,7 +87,7 @@ export interface SimpleMachineOptions {
    * `finish` and `error` are progress. Not while the reader is paused.
    */
   progressTimeoutMs?: number;
-  /** `audio` frames held while an earlier `sequence` is missing; default 16. */
+  /** `audio` frames held while an earlier `sequence` is missing; default 16 (`DEFAULT_REORDER_WINDOW_FRAMES`). */
   reorderWindowFrames?: number;
   /** Prefix of every `event_id` the machine makes; default `simple`. */
   eventIdPrefix?: string;

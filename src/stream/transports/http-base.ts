@@ -308,7 +308,7 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
             for (const data of splitChunks(converted.data, this.#chunkBytes, frame)) {
               while (this.#paused && !this.#aborted) await new Promise<void>((resolve) => this.#resumeWaiters.push(resolve));
               if (this.#aborted) break;
-              this.emit('audio', { data, segmentId: entry.segment.segmentId, attempt, offset, sequence: ++this.#sequence, format: this.options.format, ...converted.pcm });
+              this.emit('audio', { data, segmentId: entry.segment.segmentId, attempt, offset, format: this.options.format, ...converted.pcm });
               offset += data.length;
               audioBytes += data.length;
             }
