@@ -80,6 +80,11 @@ export class BrowserSession {
   /** Connections opened (the first and each resume). */
   connections = 0;
 
+  /** The one ledger of the request's audio: what the page has of each segment (the speech core reads its counts). */
+  get ledger(): SpliceLedger {
+    return this.#ledger;
+  }
+
   constructor(options: BrowserSessionOptions, on: BrowserSessionEvents) {
     this.#opts = options;
     this.#on = on;
