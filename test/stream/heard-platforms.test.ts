@@ -14,7 +14,8 @@ import { createBrowserTicket } from '../../src/realtime/browser-ticket.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
 import { createSpeechStream } from '../../src/speech.js';
-import { MediaStreamBridge } from '../../src/telephony/bridge.js';
+import { MediaStreamBridge, type HeardReport } from '../../src/telephony/bridge.js';
+import type { InterruptReport } from '../../src/stream/speech-stream.js';
 import type { ServiceConfig } from '../../src/config.js';
 
 const TEXT = 'Sentence number one keeps the listener busy for a while. Then another follows it, and a third one ends the turn.';
@@ -43,19 +44,19 @@ afterAll(async () => {
   await server.close();
 });
 
-/** Node: the whole turn read, then asked at `ms`. */
-async function node(ms: number): Promise<{ heardText: string; durationMs: number }> {
+/** Node: the turn read (to its end, or until `readBytes`), then asked at `ms`. */
+async function node(ms: number, readBytes = Infinity): Promise<{ report: InterruptReport; durationMs: number }> {
   const speech = await createSpeechStream(config, { format: 'pcm', voiceId, model: MODEL });
   speech.end(TEXT);
   let bytes = 0;
-  for await (const chunk of speech.chunks()) bytes += chunk.data.length;
+  for await (const chunk of speech.chunks()) if ((bytes += chunk.data.length) >= readBytes) break;
   const info = speech.info!;
   const report = await speech.interrupt({ playedMs: ms });
-  return { heardText: report.heardText, durationMs: (bytes / (info.sampleRate * info.channels * 2)) * 1000 };
+  return { report, durationMs: (bytes / (info.sampleRate * info.channels * 2)) * 1000 };
 }
 
-/** The page: the whole turn taken from `audio()`, then asked at `{ ms }`. */
-async function page(ms: number): Promise<string> {
+/** The page: the turn taken from `audio()` (to its end, or until `readBytes`), then asked at `{ ms }`. */
+async function page(ms: number, readBytes = Infinity): Promise<string> {
   const speech = new BrowserSpeech({
     wsUrl: config.wsUrl,
     voiceId,
@@ -65,7 +66,8 @@ async function page(ms: number): Promise<string> {
     getStatus: () => Promise.resolve(null),
   });
   speech.end(TEXT);
-  for await (const _ of speech.audio());
+  let bytes = 0;
+  for await (const chunk of speech.audio()) if ((bytes += chunk.data.byteLength) >= readBytes) break;
   return speech.interrupt({ ms }).heardText;
 }
 
@@ -89,26 +91,30 @@ class FakeSocket {
   }
 }
 
-/** The phone: the whole turn sent as mu-law, the marks up to `ms` echoed as played, then a barge-in. */
-async function phone(ms: number): Promise<string> {
+/** The phone: the turn sent as mu-law (to its end, or until `sentMs` of it), the marks up to `ms` echoed as played, then a barge-in. */
+async function phone(ms: number, sentMs?: number): Promise<HeardReport> {
   const socket = new FakeSocket();
   const accepting = MediaStreamBridge.accept(socket);
   socket.deliver({ event: 'start', sequenceNumber: '1', streamSid: 'MZ1', start: { streamSid: 'MZ1', callSid: 'CA1', tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } } });
   const bridge = await accepting;
   const speech = await createSpeechStream(config, { format: 'pcm', voiceId, model: MODEL });
   void bridge.speak(speech);
+  const ended = new Promise<void>((resolve) => speech.once('end', () => resolve()));
   speech.end(TEXT);
-  await new Promise<void>((resolve) => speech.once('end', () => resolve()));
-  // Every frame handed over; the provider played up to `ms` (a 20 ms frame at a time).
-  await new Promise((r) => setTimeout(r, 50));
+  if (sentMs === undefined) {
+    await ended;
+    // Every frame handed over.
+    await new Promise((r) => setTimeout(r, 50));
+  } else while (socket.sent.filter((m) => m.event === 'media').length * 20 < sentMs) await new Promise((r) => setTimeout(r, 5));
+  // The provider played up to `ms`, a 20 ms frame at a time.
   let frames = 0;
-  for (const m of socket.sent) {
+  for (const m of [...socket.sent]) {
     if (m.event === 'media') frames++;
     else if (m.event === 'mark' && frames * 20 <= ms) socket.deliver({ event: 'mark', streamSid: 'MZ1', mark: m.mark });
   }
   const heard = (await bridge.bargeIn())!;
   expect(heard.playedMs).toBe(ms);
-  return heard.heardText;
+  return heard;
 }
 
 describe('what was heard: one answer on every platform', () => {
@@ -119,9 +125,9 @@ describe('what was heard: one answer on every platform', () => {
     expect(positions.length).toBeGreaterThanOrEqual(5);
     const seen = new Set<string>();
     for (const ms of positions) {
-      const onNode = (await node(ms)).heardText;
+      const onNode = (await node(ms)).report.heardText;
       const onPage = await page(ms);
-      const onPhone = await phone(ms);
+      const onPhone = (await phone(ms)).heardText;
       expect({ ms, onPage, onPhone }).toEqual({ ms, onPage: onNode, onPhone: onNode });
       expect(TEXT.startsWith(onNode)).toBe(true);
       seen.add(onNode);
@@ -141,42 +147,13 @@ describe('what was heard: one answer on every platform', () => {
     const arrived = (at + 400) * 48;
     server.faults.set({ latencyMs: 15 });
     try {
-      const onNode = await (async () => {
-        const speech = await createSpeechStream(config, { format: 'pcm', voiceId, model: MODEL });
-        speech.end(TEXT);
-        let bytes = 0;
-        for await (const chunk of speech.chunks()) if ((bytes += chunk.data.length) >= arrived) break;
-        const report = await speech.interrupt({ playedMs: at });
-        expect(report.spoken[1]!.complete).toBe(false);
-        return report.heardText;
-      })();
-      const onPage = await (async () => {
-        const speech = new BrowserSpeech({ wsUrl: config.wsUrl, voiceId, model: MODEL, format: 'pcm', getTicket: async () => (await createBrowserTicket({ rtHttpUrl: config.rtHttpUrl, apiKey: config.apiKey, origin: ORIGIN })).ticket, getStatus: () => Promise.resolve(null) });
-        speech.end(TEXT);
-        let bytes = 0;
-        for await (const chunk of speech.audio()) if ((bytes += chunk.data.byteLength) >= arrived) break;
-        return speech.interrupt({ ms: at }).heardText;
-      })();
-      const onPhone = await (async () => {
-        const socket = new FakeSocket();
-        const accepting = MediaStreamBridge.accept(socket);
-        socket.deliver({ event: 'start', sequenceNumber: '1', streamSid: 'MZ2', start: { streamSid: 'MZ2', callSid: 'CA2', tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } } });
-        const bridge = await accepting;
-        const speech = await createSpeechStream(config, { format: 'pcm', voiceId, model: MODEL });
-        void bridge.speak(speech);
-        speech.end(TEXT);
-        const frames = () => socket.sent.filter((m) => m.event === 'media').length;
-        while (frames() * 20 * 48 < arrived) await new Promise((r) => setTimeout(r, 5));
-        let sent = 0;
-        for (const m of [...socket.sent]) {
-          if (m.event === 'media') sent++;
-          else if (m.event === 'mark' && sent * 20 <= at) socket.deliver({ event: 'mark', streamSid: 'MZ2', mark: m.mark });
-        }
-        const heard = (await bridge.bargeIn())!;
-        expect(heard.playedMs).toBe(at);
-        expect(heard.segments[1]!.complete).toBe(false);
-        return heard.heardText;
-      })();
+      const { report } = await node(at, arrived);
+      expect(report.spoken[1]!.complete).toBe(false);
+      const onNode = report.heardText;
+      const onPage = await page(at, arrived);
+      const heard = await phone(at, arrived / 48);
+      expect(heard.segments[1]!.complete).toBe(false);
+      const onPhone = heard.heardText;
       expect({ onPage, onPhone }).toEqual({ onPage: onNode, onPhone: onNode });
       // Into the second segment, to a word of it.
       const firstText = TEXT.slice(0, TEXT.indexOf('.') + 1);
