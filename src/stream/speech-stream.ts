@@ -217,7 +217,7 @@ export class SpeechStream extends Duplex {
     // The one ledger: a transport that must know what the listener has asks it, and hands its audio raw.
     t.bindLedger?.(this.#ledger);
     // Static handlers called with this stream as their context (eventemitter3's third argument, which the
-    // SegmentTransport contract is): no closure per event and stream (~450 bytes per stream, issue 29).
+    // SegmentTransport contract is): no closure per event and stream (~450 bytes per stream).
     t.on('audio', SpeechStream.#onTransportAudio, this);
     t.on('segment-accepted', SpeechStream.#onAccepted, this);
     t.on('usage', SpeechStream.#onUsage, this);
