@@ -45,7 +45,7 @@ import type { ReadyInfo, SegmentResult, SegmentTransport, TransportAudio, Transp
 import { AudioLedger, type LedgerEntry } from '../splice.js';
 import { TokenSegmenter } from './token-segmenter.js';
 import { shouldFailover } from './failover.js';
-import { BudgetStep, RequestBudget } from './rollover.js';
+import { BudgetStep, RequestBudget, RequestChain } from './rollover.js';
 import { SpeechCore, type CoreSegment } from './speech-core.js';
 import type { PlayedPosition } from './heard.js';
 import type { InterruptReport, SegmentWaterfall, SpeechStreamEventMap, SpeechStreamOptions, SpeechStreamSummary, StreamSegmentResult, StreamWaterfall } from './speech-stream-types.js';
@@ -57,12 +57,6 @@ interface SegmentState extends CoreSegment {
   /** Its audio had begun on a transport that failed: the fallback charges it again. */
   recharged: boolean;
   waterfall: SegmentWaterfall;
-}
-
-/** A next request's transport, opened ahead of the segment that moves on to it. */
-interface NextRequest {
-  transport: SegmentTransport;
-  opened: Promise<ReadyInfo>;
 }
 
 /** Audio the listener must still have queued before a cut is deferred: 1.5 s. */
@@ -89,11 +83,8 @@ export class SpeechStream extends Duplex {
   readonly #core: SpeechCore<SegmentState>;
   /** Units handed to the current request, when a next request may take over (`nextRequest`). */
   readonly #budget: RequestBudget | undefined;
-  /** The next request, opened ahead. */
-  #nextRequest: NextRequest | undefined;
-  /** Requests the stream moved on from, ending (their audio is all in). */
-  readonly #retiring: Promise<void>[] = [];
-  readonly #requestIds: string[] = [];
+  /** The stream's requests (`nextRequest`): the first alone without it. */
+  readonly #requests: RequestChain;
   /** Resolves `#requestDrained` when every segment sent so far completed (or the stream stopped). */
   #drainWaiter: (() => void) | undefined;
   #pendingChars = 0;
@@ -117,6 +108,8 @@ export class SpeechStream extends Duplex {
     this.#maxAudio = options.maxBufferedAudioBytes ?? DEFAULT_MAX_BUFFERED_AUDIO;
     this.#core = new SpeechCore(this.#ledger, options.segmentIdPrefix ?? randomUUID().slice(0, 8));
     this.#budget = options.nextRequest ? new RequestBudget(options.requestUnits) : undefined;
+    // Without `nextRequest` there is no budget, so nothing is opened ahead: the chain only names the one request.
+    this.#requests = new RequestChain(options.nextRequest ?? (() => options.transport), options.signal);
     // Later segments wait for a sentence end as long as the listener has audio
     // to hear (pcm/wav): cutting mid-sentence would only cost prosody.
     const segmenterOptions = { deferCut: () => this.#deferCutMs(), ...options.segmenter };
@@ -168,7 +161,7 @@ export class SpeechStream extends Duplex {
       this.#waterfall.openStartMs = this.#now();
       this.#opened = this.#openTransport().then((info) => {
         this.#ready = info;
-        this.#requestIds.push(info.requestId);
+        this.#requests.advance(info);
         this.#waterfall.readyMs = this.#now();
         this.emit('ready', info);
         return info;
@@ -204,7 +197,7 @@ export class SpeechStream extends Duplex {
     const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
     for (const s of pending) if (s.audio.began || failed.audioArrived?.(s.segmentId)) s.recharged = true;
     this.#failovers++;
-    this.#dropNextRequest();
+    this.#requests.drop();
     failed.removeAllListeners();
     void failed.abort(error).catch(() => undefined);
     this.#transport = next;
@@ -287,8 +280,8 @@ export class SpeechStream extends Duplex {
       const summary = await this.#endTransport();
       this.#retries = Math.max(this.#retries, summary.retries);
       this.#resumed = Math.max(this.#resumed, summary.resumed);
-      await Promise.all(this.#retiring);
-      this.#dropNextRequest();
+      await this.#requests.ended();
+      this.#requests.drop();
       this.#waterfall.endMs = this.#now();
       this.#pushEnd();
     };
@@ -344,8 +337,8 @@ export class SpeechStream extends Duplex {
     if (this.#budget && this.#failovers === 0) {
       const step = this.#budget.take(state.text);
       try {
-        if (step === BudgetStep.moveOn) await this.#moveOn();
-        else if (step === BudgetStep.openAhead) this.#openNextRequest();
+        if (step === BudgetStep.moveOn) await this.#moveOn(this.#requests);
+        else if (step === BudgetStep.openAhead) this.#requests.openAhead();
       } catch (err) {
         this.#fail(err);
         return;
@@ -406,23 +399,6 @@ export class SpeechStream extends Duplex {
 
   // ------------------------------------------------------------ rollover
 
-  /** Build and open the next request now, so it is ready when the stream moves on to it. */
-  #openNextRequest(): NextRequest {
-    if (this.#nextRequest) return this.#nextRequest;
-    const transport = this.#opts.nextRequest!();
-    const opened = transport.open(this.#opts.signal);
-    // A failure surfaces when the stream moves on to it.
-    opened.catch(() => undefined);
-    return (this.#nextRequest = { transport, opened });
-  }
-
-  /** A next request opened ahead and not needed: abort it (it was given no text). */
-  #dropNextRequest(): void {
-    const next = this.#nextRequest;
-    this.#nextRequest = undefined;
-    if (next) void next.opened.then(() => next.transport.abort(new AbortError('not needed')), () => undefined).catch(() => undefined);
-  }
-
   /** Resolves when every segment sent so far completed (all of its audio is in), or the stream stopped. */
   #requestDrained(): Promise<void> {
     if (this.#core.segments.every((s) => s.completed || s.waterfall.sentMs === undefined)) return Promise.resolve();
@@ -435,33 +411,21 @@ export class SpeechStream extends Duplex {
   }
 
   /**
-   * Move on to the next request (opened ahead): once the current request's
-   * audio is all in, so the listener's audio stays in order, it is ended
-   * (its summary counts as the stream's) and the next takes its place.
+   * Move on to the next request (opened ahead) once the current request's
+   * audio is all in, so the listener's audio stays in order; the current
+   * one ends meanwhile.
    */
-  async #moveOn(): Promise<void> {
-    const next = this.#openNextRequest();
+  async #moveOn(chain: RequestChain): Promise<void> {
+    const next = chain.openAhead();
     const current = this.#transport;
     await this.#requestDrained();
     // Stopped, or a failover took over meanwhile: the next request is not used.
     if (this.#interrupted || this.#fatal || this.#transport !== current) return;
-    const info = await next.opened;
-    const ended = this.#requestIds[this.#requestIds.length - 1];
-    this.#nextRequest = undefined;
-    this.#requestIds.push(info.requestId);
+    chain.advance(await next.opened);
     this.#transport = next.transport;
     this.#attach(next.transport);
     if (this.#paused) next.transport.pause();
-    // The current request has nothing more to say but its end: let it read its socket.
-    current.resume();
-    const retired = current.end().then(
-      () => undefined,
-      (err: unknown) => {
-        // Its audio was all in: a failure to end it costs the listener nothing.
-        this.emit('warning', { code: err instanceof VoxpipeError ? err.code : 'internal_error', message: `request ${ended ?? ''} did not end cleanly: ${(err as Error).message}` });
-      },
-    );
-    this.#retiring.push(retired.finally(() => current.removeAllListeners()));
+    chain.retire(current, (w) => this.emit('warning', w));
   }
 
   #onSendFailed(err: unknown): void {
@@ -638,7 +602,7 @@ export class SpeechStream extends Duplex {
       complete.add(s.segmentId);
     }
     report.unspokenText = this.#core.segments.filter((s) => !complete.has(s.segmentId)).map((s) => s.text).join('') + unspoken;
-    this.#dropNextRequest();
+    this.#requests.drop();
     this.#drainWaiter?.();
     if (this.#chunkMode) this.#chunkMode.queue.length = 0;
     await this.#transport.abort(new AbortError('interrupted')).catch(() => undefined);
@@ -664,7 +628,7 @@ export class SpeechStream extends Duplex {
     const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', err instanceof Error ? err.message : String(err), { cause: err });
     this.#fatal = error;
     this.#drainWaiter?.();
-    this.#dropNextRequest();
+    this.#requests.drop();
     for (const w of this.#flushWaiters) w.reject(error);
     this.#flushWaiters = [];
     this.#chunkMode?.wake?.();
@@ -676,7 +640,7 @@ export class SpeechStream extends Duplex {
   summary(): SpeechStreamSummary {
     return {
       requestId: this.#ready?.requestId ?? '',
-      requestIds: [...this.#requestIds],
+      requestIds: [...this.#requests.ids],
       transport: this.#ready?.transport ?? this.#transport.name,
       segments: [...this.#results],
       units: this.#results.reduce((n, r) => n + r.units, 0),

@@ -60,7 +60,7 @@ describe('SpeechStream: a text past one request\'s units', () => {
     // Every character billed once (the spaces the segments begin or end with aside).
     expect(summary.units).toBeLessThanOrEqual(text.length);
     expect(summary.units).toBeGreaterThanOrEqual(text.length - 2 * cut.length);
-  }, 300_000);
+  }, 600_000);
 
   it('small requests (requestUnits) carry the same audio as one request, but for the space at a seam', async () => {
     const text = PARAGRAPH.repeat(8).trim();
