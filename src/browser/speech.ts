@@ -266,7 +266,7 @@ export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
     if (segment) {
       segment.waterfall.firstAudioMs ??= this.#now();
       segment.waterfall.audioBytes = segment.audio.emittedBytes;
-      if (info) this.#core.meter(segment, { segmentId: audio.segmentId, data: audio.data, format: info.format }, info, false);
+      if (info) this.#core.meter(segment, audio.data, info.format, info, false);
     }
     if (this.#firstAudioMs === undefined) {
       this.#firstAudioMs = this.#now();

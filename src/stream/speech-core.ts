@@ -27,13 +27,6 @@ export interface CoreSegment {
   headerBytes: number;
 }
 
-/** What the core needs of a chunk the listener gets. */
-interface ListenerChunk {
-  segmentId: string;
-  data: Uint8Array;
-  format: string;
-}
-
 /** Segments, the listener's sequence, word timings and heard text, shared by SpeechStream and BrowserSpeech. */
 export class SpeechCore<S extends CoreSegment = CoreSegment> {
   readonly segments: S[] = [];
@@ -72,15 +65,14 @@ export class SpeechCore<S extends CoreSegment = CoreSegment> {
   }
 
   /**
-   * Take the energy of a chunk of a pcm or wav segment's audio, as the
+   * Take the energy of a chunk (`data`) of a pcm or wav segment's audio, as the
    * listener got it (counted by the ledger already), until the segment
    * completes (a restart starts it again). A stream header is not audio:
    * the ledger says its length, what it emitted of the segment beyond its
    * audio.
    */
-  meter(segment: S, chunk: ListenerChunk, layout: { sampleRate: number; channels: number }, restart: boolean): void {
-    if (chunk.format !== 'pcm' && chunk.format !== 'wav') return;
-    let data = chunk.data;
+  meter(segment: S, data: Uint8Array, format: string, layout: { sampleRate: number; channels: number }, restart: boolean): void {
+    if (format !== 'pcm' && format !== 'wav') return;
     if (restart || !segment.energies) {
       segment.energies = new FrameEnergies(layout.sampleRate, layout.channels);
       const header = restart ? 0 : Math.min(data.length, segment.audio.emittedBytes - segment.audio.audioBytes);

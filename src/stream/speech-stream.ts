@@ -500,7 +500,7 @@ export class SpeechStream extends Duplex {
       if (!this.push(out.data)) this.#pauseTransport();
     }
     // The reader has the audio first; its energy (for the word timings) is taken after.
-    if (state) this.#core.meter(state, out, this.#ready ?? out, entry.restart !== undefined);
+    if (state) this.#core.meter(state, out.data, out.format, this.#ready ?? out, entry.restart !== undefined);
   }
 
   #markRead(chunk: AudioChunk): void {
