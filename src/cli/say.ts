@@ -27,7 +27,6 @@ import { Option, type CliCommand, type Command } from './command.js';
 import { ExitCode, note, type Io } from './io.js';
 import { checkOutPath } from './out-path.js';
 import { openService } from './service.js';
-import { DEFAULT_REQUEST_UNITS } from '../stream/rollover.js';
 import { resolveVoice } from './voice-name.js';
 
 interface Options {
@@ -221,6 +220,8 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
     if (values.voice !== undefined) options.voiceId = await resolveVoice(service.config, values.voice);
     if (values.model !== undefined) options.model = values.model;
     if (speed !== undefined) options.speed = speed;
+    // Loaded with the stream (`../speech.js`), not when the command is parsed.
+    const { DEFAULT_REQUEST_UNITS } = await import('../stream/rollover.js');
     const partUnits = numberOption(values.partUnits, 'part-units', 1, DEFAULT_REQUEST_UNITS);
     // A text of any length: the stream moves on to a new request where one's units end.
     const speech = await createSpeechStream(service.config, { ...options, ...(partUnits !== undefined && { requestUnits: partUnits }) });

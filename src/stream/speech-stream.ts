@@ -374,13 +374,13 @@ export class SpeechStream extends Duplex {
       this.#onSendFailed(short);
       return;
     }
-    state.completed = true;
+    // Completed: its word timings are estimated now (`SpeechCore`).
+    this.#core.complete(state);
     state.waterfall.completedMs = this.#now();
     // Realtime results carry the wire-level times (performance.now() based).
     const wire = (result as { waterfall?: { sentMs?: number; inputAckMs?: number } }).waterfall;
     if (wire?.sentMs !== undefined) state.waterfall.wireSentMs = wire.sentMs - this.#t0;
     if (wire?.inputAckMs !== undefined) state.waterfall.inputAckMs = wire.inputAckMs - this.#t0;
-    this.#core.complete(state);
     if (this.#drainWaiter && this.#core.segments.every((s) => s.completed || s.waterfall.sentMs === undefined)) this.#drainWaiter();
     const full: StreamSegmentResult = { ...result, audioBytes: state.audio.emittedBytes, receivedBytes: state.audio.audioBytes, waterfall: state.waterfall, ...(state.recharged && { recharged: result.units }), ...(state.words && { words: state.words }) };
     this.#results.push(full);
