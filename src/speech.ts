@@ -50,7 +50,7 @@ export { TRANSPORT_CHOICES, type TransportChoice } from './transport.js';
  * documented there: segmenter, buffer bounds, signal) plus the choice and
  * parameters of the transport it builds.
  */
-export interface SpeechOptions extends Pick<SpeechStreamOptions, 'segmenter' | 'maxBufferedChars' | 'maxBufferedAudioBytes' | 'signal'> {
+export interface SpeechOptions extends Pick<SpeechStreamOptions, 'segmenter' | 'maxBufferedChars' | 'maxBufferedAudioBytes' | 'signal' | 'requestUnits'> {
   /** Public voice id; default the one the deployment names for the model (see `discovery.defaultVoice`). */
   voiceId?: string;
   /** Default: the deployment's default model (capabilities), else `svc-s21pro-flash`. */
@@ -67,7 +67,7 @@ export interface SpeechOptions extends Pick<SpeechStreamOptions, 'segmenter' | '
   transport?: TransportChoice;
   /** Realtime mode; default `reliable`. */
   mode?: Mode;
-  /** Idempotency key of this generation; default a new UUID. */
+  /** Idempotency key of this generation (its first request, when a long text takes several); default a new UUID. */
   requestId?: string;
   onPartialSegment?: PartialSegmentPolicy;
   /** Deadlines and bounds of the realtime transport (README, "Reliability"); simple mode takes the deadlines only. */
@@ -150,8 +150,10 @@ export async function createSpeechStream(config: ServiceConfig, options: SpeechO
   const streamOptions: SpeechStreamOptions = {
     transport: createTransport(choice === 'auto' ? 'realtime' : choice, config, resolved),
     ...(choice === 'auto' && { fallback: ({ bytesEmitted }: { bytesEmitted: number }) => createTransport('sync', config, resolved, bytesEmitted > 0) }),
+    // A realtime request carries a session's units at most: a longer text moves on to a new request.
+    ...((choice === 'auto' || choice === 'realtime') && { nextRequest: () => createTransport('realtime', config, { ...resolved, requestId: randomUUID() }) }),
     ...(options.segmenter && { segmenter: options.segmenter }),
-    ...defined({ maxBufferedChars: options.maxBufferedChars, maxBufferedAudioBytes: options.maxBufferedAudioBytes }),
+    ...defined({ maxBufferedChars: options.maxBufferedChars, maxBufferedAudioBytes: options.maxBufferedAudioBytes, requestUnits: options.requestUnits }),
     ...(options.signal && { signal: options.signal }),
   };
   return new SpeechStream(streamOptions);

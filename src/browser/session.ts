@@ -43,6 +43,11 @@ export class BrowserSession {
   readonly #driver: Driver<ReliableMachine>;
   #connections = 0;
 
+  /** The one ledger of the request's audio: what the page has of each segment (the speech core reads its counts). */
+  get ledger(): SpliceLedger {
+    return this.#ledger;
+  }
+
   constructor(options: BrowserSessionOptions, on: BrowserSessionEvents) {
     // The machine's options pass through by construction: all but what the link and the reads use.
     const { wsUrl: _wsUrl, getTicket: _getTicket, getStatus: _getStatus, getSegmentAudio: _getSegmentAudio, connectTimeoutMs: _connectTimeoutMs, ...machine } = options;

@@ -4,14 +4,21 @@
  * `readable` web stream), events, `interrupt()` (barge-in) and the
  * per-segment waterfall. Realtime reliable mode only: the browser has no
  * key for the HTTP fallbacks; resumes use a new ticket each time.
+ *
+ * The segments, their audio counts (the session's ledger), the listener's
+ * sequence, the word timings and what was heard are SpeechStream's speech
+ * core (`SpeechCore`, `stream/speech-core.ts`): the same played position
+ * gives the same heard text here as in Node and on the phone.
  */
 import { Emitter } from './emitter.js';
 import { AbortError, VoxpipeError } from '../errors.js';
 import type { StartRequest } from '../protocol/events.js';
 import { countChars, LIMITS } from '../protocol/limits.js';
 import type { MachineEvent } from '../realtime/reliable/types.js';
+import type { PlayedPosition } from '../stream/heard.js';
+import { SpeechCore, type CoreSegment } from '../stream/speech-core.js';
 import { TokenSegmenter, type TokenSegmenterOptions } from '../stream/token-segmenter.js';
-import { estimateWordTimings, FrameEnergies, heardAtWord, type WordTiming } from '../stream/word-timing.js';
+import type { WordTiming } from '../stream/word-timing.js';
 import type { ReadyInfo } from '../transport.js';
 import { BrowserSession, type BrowserSessionOptions, type SessionAudio } from './session.js';
 
@@ -37,7 +44,7 @@ export interface BrowserSegmentWaterfall {
   completedMs?: number;
   units?: number;
   audioBytes: number;
-  /** Where each word lies in the segment's audio, estimated once it completed (pcm only; issue 26). */
+  /** Where each word lies in the segment's audio, estimated once it completed (pcm, wav). */
   words?: WordTiming[];
 }
 
@@ -68,8 +75,9 @@ export interface BrowserInterruptReport {
   partialText: string;
   /**
    * What the listener heard, to the word: `spokenText` and the words of
-   * `partialText` whose estimated end had played (by `heardBytes`; pcm with
-   * the segment complete), else `spokenText` alone.
+   * `partialText` whose estimated end had played (`heardAt`, the rule of
+   * every platform: word timings once the segment completed, else in
+   * proportion to its audio).
    */
   heardText: string;
   /** Confidence, 0 to 1, in the word boundary `heardText` ends at (1: at a segment's end). */
@@ -82,18 +90,19 @@ function uuid(): string {
   return globalThis.crypto?.randomUUID?.() ?? `req-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 }
 
+interface BrowserSegment extends CoreSegment {
+  waterfall: BrowserSegmentWaterfall;
+}
+
 export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
   readonly requestId: string;
   readonly #t0 = performance.now();
   readonly #session: BrowserSession;
   readonly #segmenter: TokenSegmenter;
-  readonly #segments: BrowserSegmentWaterfall[] = [];
-  readonly #byId = new Map<string, BrowserSegmentWaterfall>();
+  readonly #core: SpeechCore<BrowserSegment>;
   readonly #queue: BrowserAudio[] = [];
   #wake: (() => void) | undefined;
   #ready: ReadyInfo | undefined;
-  /** Energy of each pcm segment's audio until it completes, for its word timings (not the PCM itself). */
-  readonly #energies = new Map<string, FrameEnergies>();
   #readyWaiters: { resolve: (r: ReadyInfo) => void; reject: (e: VoxpipeError) => void }[] = [];
   #opened = false;
   #firstTextMs: number | undefined;
@@ -101,7 +110,6 @@ export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
   #done = false;
   #error: VoxpipeError | undefined;
   #interrupted = false;
-  #next = 0;
   #units = 0;
 
   constructor(options: BrowserSpeechOptions) {
@@ -119,6 +127,7 @@ export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
       audio: (audio) => this.#onAudio(audio),
       event: (event) => this.#onEvent(event),
     });
+    this.#core = new SpeechCore(this.#session.ledger, 's');
     this.#segmenter = new TokenSegmenter(segmenter ?? {}, (text) => this.#onSegment(text));
   }
 
@@ -165,41 +174,29 @@ export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
   }
 
   /**
-   * Barge-in: no audio after this. `heardBytes`: how much of the audio the
-   * listener actually heard (e.g. `PcmPlayer.position.playedFrames` x
-   * channels x 2), so the report cuts the text where the listener was, not
-   * where the network was.
+   * Barge-in: no audio after this. `heard`: where the listener was, so the
+   * report cuts the text there, not where the network was: bytes of the
+   * audio played (e.g. `PcmPlayer.position.playedFrames` x channels x 2),
+   * or `{ ms }` of it; default all the page took from `audio()`.
    */
-  interrupt(heardBytes?: number): BrowserInterruptReport {
+  interrupt(heard?: number | PlayedPosition): BrowserInterruptReport {
     const buffered = this.#segmenter.clear();
     this.#interrupted = true;
     this.#queue.length = 0;
     this.#session.abort(new AbortError('interrupted'));
-    let budget = heardBytes ?? Infinity;
+    const report = this.#core.heard(typeof heard === 'number' ? { bytes: heard } : heard, this.#ready);
+    const segments = this.#core.segments;
+    // The segments heard whole, the one the cut fell in, then the rest.
+    let i = 0;
+    let at = 0;
     const spoken: string[] = [];
-    const unspoken: string[] = [];
-    let partial = '';
-    let partialHeard = '';
-    let heardConfidence = 1;
-    for (const s of this.#segments) {
-      const complete = s.completedMs !== undefined;
-      if (s.audioBytes > 0 && complete && budget >= s.audioBytes) {
-        spoken.push(s.text);
-        budget -= s.audioBytes;
-      } else if (s.audioBytes > 0 && budget > 0 && partial === '') {
-        partial = s.text;
-        const info = this.#ready;
-        if (s.words && info && Number.isFinite(budget)) {
-          const cut = heardAtWord(s.words, (budget / (info.sampleRate * info.channels * 2)) * 1000, s.text.length);
-          partialHeard = s.text.slice(0, cut.chars);
-          heardConfidence = cut.confidence;
-        }
-        budget = 0;
-      } else unspoken.push(s.text);
+    while (i < segments.length && report.segments[at]?.segmentId === segments[i]!.segmentId && report.segments[at]!.complete) {
+      spoken.push(segments[i++]!.text);
+      at++;
     }
+    const partial = i < segments.length && report.segments[at]?.segmentId === segments[i]!.segmentId ? segments[i++]!.text : '';
     this.#finish();
-    const spokenText = spoken.join('');
-    return { spokenText, partialText: partial, heardText: spokenText + partialHeard, heardConfidence, unspokenText: unspoken.join('') + buffered };
+    return { spokenText: spoken.join(''), partialText: partial, heardText: report.heardText, heardConfidence: report.heardConfidence, unspokenText: segments.slice(i).map((s) => s.text).join('') + buffered };
   }
 
   /** For demos and tests: drop the socket as a network failure would; the request resumes. */
@@ -212,6 +209,7 @@ export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
     for (;;) {
       const next = this.#queue.shift();
       if (next) {
+        this.#core.delivered(next.segmentId, next.data.byteLength);
         yield next;
         continue;
       }
@@ -238,7 +236,7 @@ export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
 
   /** Per segment: text, times, units, bytes. */
   get waterfall(): readonly BrowserSegmentWaterfall[] {
-    return this.#segments;
+    return this.#core.segments.map((s) => s.waterfall);
   }
 
   /** First audio minus first text, ms. */
@@ -255,49 +253,45 @@ export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
   }
 
   #onSegment(text: string): void {
-    const segmentId = `s-${this.#next++}`;
-    const w: BrowserSegmentWaterfall = { segmentId, text, textMs: this.#now(), audioBytes: 0 };
-    this.#segments.push(w);
-    this.#byId.set(segmentId, w);
+    const segment = this.#core.add(text, (core) => ({ ...core, waterfall: { segmentId: core.segmentId, text, textMs: this.#now(), audioBytes: 0 } }));
     if (text.trim() === '' || countChars(text) > LIMITS.segmentMaxChars) return;
-    w.sentMs = this.#now();
-    this.#session.handle({ type: 'segment-queued', segmentId, text });
+    segment.waterfall.sentMs = this.#now();
+    this.#session.handle({ type: 'segment-queued', segmentId: segment.segmentId, text });
   }
 
   #onAudio(audio: SessionAudio): void {
     if (this.#interrupted) return;
-    const w = this.#byId.get(audio.segmentId);
-    if (w) {
-      w.firstAudioMs ??= this.#now();
-      w.audioBytes += audio.data.byteLength;
-      const info = this.#ready;
-      if (info?.format === 'pcm') {
-        let energies = this.#energies.get(audio.segmentId);
-        if (!energies) this.#energies.set(audio.segmentId, (energies = new FrameEnergies(info.sampleRate, info.channels)));
-        energies.push(audio.data);
-      }
+    const segment = this.#core.find(audio.segmentId);
+    const info = this.#ready;
+    if (segment) {
+      segment.waterfall.firstAudioMs ??= this.#now();
+      segment.waterfall.audioBytes = segment.audio.emittedBytes;
+      if (info) this.#core.meter(segment, audio.data, info.format, info, false);
     }
     if (this.#firstAudioMs === undefined) {
       this.#firstAudioMs = this.#now();
       this.emit('first-audio', { ttfaMs: this.ttfaMs ?? this.#firstAudioMs });
     }
-    this.#queue.push({ data: audio.data, segmentId: audio.segmentId, sequence: audio.sequence });
+    this.#queue.push({ data: audio.data, segmentId: audio.segmentId, sequence: this.#core.nextSequence() });
     this.#wakeReader();
   }
 
   #onEvent(event: MachineEvent): void {
     switch (event.type) {
       case 'segment-accepted': {
-        const w = this.#byId.get(event.segmentId);
-        if (w) w.acceptedMs = this.#now();
+        const segment = this.#core.find(event.segmentId);
+        if (segment) segment.waterfall.acceptedMs = this.#now();
         return;
       }
       case 'segment-completed': {
-        const w = this.#byId.get(event.result.segmentId);
-        if (w) {
+        const segment = this.#core.find(event.result.segmentId);
+        if (segment) {
+          const w = segment.waterfall;
           w.completedMs = this.#now();
           w.units = event.result.units;
-          this.#estimateWords(w);
+          w.audioBytes = segment.audio.emittedBytes;
+          this.#core.complete(segment);
+          if (segment.words) w.words = segment.words;
           this.#units += event.result.units;
           this.emit('segment', w);
         }
@@ -322,14 +316,6 @@ export class BrowserSpeech extends Emitter<BrowserSpeechEvents> {
       default:
         return;
     }
-  }
-
-  /** Word timings of a completed pcm segment, from its text and the energy of its audio (dropped after). */
-  #estimateWords(w: BrowserSegmentWaterfall): void {
-    const energies = this.#energies.get(w.segmentId);
-    this.#energies.delete(w.segmentId);
-    if (!energies || this.#ready?.format !== 'pcm') return;
-    w.words = estimateWordTimings(w.text, energies);
   }
 
   #finish(): void {

@@ -27,7 +27,6 @@ import { Option, type CliCommand, type Command } from './command.js';
 import { ExitCode, note, type Io } from './io.js';
 import { checkOutPath } from './out-path.js';
 import { openService } from './service.js';
-import { DEFAULT_PART_UNITS, RolloverSpeech } from './rollover.js';
 import { resolveVoice } from './voice-name.js';
 
 interface Options {
@@ -221,19 +220,18 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
     if (values.voice !== undefined) options.voiceId = await resolveVoice(service.config, values.voice);
     if (values.model !== undefined) options.model = values.model;
     if (speed !== undefined) options.speed = speed;
-    const partUnits = numberOption(values.partUnits, 'part-units', 1, DEFAULT_PART_UNITS);
-    const speech = await RolloverSpeech.create({
-      create: async () => {
-        const stream = await createSpeechStream(service.config, options);
-        stream.on('failover', (f) => note(io, `${f.from} failed (${f.error.code}); continuing over ${f.to}`));
-        // A deployment's own extra events are not the user's concern.
-        stream.on('warning', (w) => {
-          if (w.code !== 'ignored_server_event') note(io, `warning ${w.code}: ${w.message}`);
-        });
-        return stream;
-      },
-      ...(partUnits !== undefined && { partUnits }),
+    // Loaded with the stream (`../speech.js`), not when the command is parsed.
+    const { DEFAULT_REQUEST_UNITS } = await import('../stream/rollover.js');
+    const partUnits = numberOption(values.partUnits, 'part-units', 1, DEFAULT_REQUEST_UNITS);
+    // A text of any length: the stream moves on to a new request where one's units end.
+    const speech = await createSpeechStream(service.config, { ...options, ...(partUnits !== undefined && { requestUnits: partUnits }) });
+    speech.on('failover', (f) => note(io, `${f.from} failed (${f.error.code}); continuing over ${f.to}`));
+    // A deployment's own extra events are not the user's concern.
+    speech.on('warning', (w) => {
+      if (w.code !== 'ignored_server_event') note(io, `warning ${w.code}: ${w.message}`);
     });
+    /** Characters of the text spoken so far (segments completed). */
+    const spokenChars = (): number => speech.summary().segments.reduce((n, x) => n + x.waterfall.characters, 0);
     const ready = await speech.open();
     const { sink, where: whereNow } = await openSink(speech, values.out, io, values.format === 'pcm');
     // The layout of the audio: the first audio's own once it arrived, else what `ready` said.
@@ -244,7 +242,7 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
     let delivered = 0;
     const counter = new PassThrough();
     counter.on('data', (chunk: Buffer) => (delivered += chunk.length));
-    const progress = startProgress(io, () => ({ parts: speech.parts, segments: speech.summary().segments.length, seconds: layout().format === 'pcm' || layout().format === 'wav' ? pcmDurationMs(delivered, layout()) / 1000 : undefined, sent: speech.summary().charactersSent }), text?.length);
+    const progress = startProgress(io, () => ({ parts: speech.summary().requestIds.length, segments: speech.summary().segments.length, seconds: layout().format === 'pcm' || layout().format === 'wav' ? pcmDurationMs(delivered, layout()) / 1000 : undefined, sent: spokenChars() }), text?.length);
     // Ctrl-C: stop speaking, let the sink finish (a WAV gets its sizes
     // patched to what was written), say what was kept, exit 130.
     let stopListening: (() => void) | undefined;
@@ -263,7 +261,7 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
       await sink.done.catch(() => undefined);
       if (isFile() && delivered > 0) {
         const s = speech.summary();
-        note(io, `stopped part-way: ${await keptNote(whereNow(), delivered, layout())}: the first ${s.segments.length} segments (${s.units} of ${text?.length ?? s.charactersSent} characters)`);
+        note(io, `stopped part-way: ${await keptNote(whereNow(), delivered, layout())}: the first ${s.segments.length} segments (${s.units} of ${text?.length ?? spokenChars()} characters)`);
       }
       throw err;
     }

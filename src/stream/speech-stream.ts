@@ -12,11 +12,17 @@
  * most `maxBufferedAudioBytes`; past that the transport is paused, which stops
  * reading the socket, so the server sees the backpressure.
  *
- * Failover: given a `fallback` factory, a transport that fails with no
- * retryable path hands its segments not yet completed, in order, to the
- * fallback at a segment boundary. Bytes of a segment already emitted are not
- * emitted again (skipped to the byte for pcm and wav; for compressed formats
- * the segment restarts after a `discontinuity` event).
+ * Failover (`failover.ts` decides when): given a `fallback` factory, a
+ * transport that fails with no retryable path hands its segments not yet
+ * completed, in order, to the fallback at a segment boundary. Bytes of a
+ * segment already emitted are not emitted again (skipped to the byte for pcm
+ * and wav; for compressed formats the segment restarts after a
+ * `discontinuity` event).
+ *
+ * Rollover (`rollover.ts` decides when): given `nextRequest`, a text longer
+ * than one request carries moves on to a next request, opened ahead, at a
+ * segment boundary, once the current request's audio is all in: the
+ * listener gets one stream, in order, with one summary.
  *
  * One ledger per segment (`AudioLedger`, `splice.ts`): every transport hands
  * its audio over raw and tagged (`TransportAudio`, `transport.ts`), and the
@@ -24,174 +30,33 @@
  * audio carries its own attempt tags, so a failover is a new attempt like a
  * realtime resume. A transport that must know what the listener has (the
  * reliable session's machine) is bound to this ledger (`bindLedger`).
+ *
+ * The segments, the listener's sequence, the word timings and what was
+ * heard at barge-in are the speech core's (`SpeechCore`, `speech-core.ts`),
+ * which BrowserSpeech shares.
  */
 import { randomUUID } from 'node:crypto';
 import { Duplex, Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { AbortError, VoxpipeError } from '../errors.js';
-import { CodeKind, LocalErrorCode } from '../protocol/codes.js';
+import { LocalErrorCode } from '../protocol/codes.js';
 import { pcmDurationMs, type AudioChunk } from '../protocol/audio.js';
-import { wavHeaderLength } from '../protocol/wav.js';
-import type { ReadyInfo, SegmentResult, SegmentTransport, TransportAudio, TransportName, TransportSummary, UsageInfo } from '../transport.js';
-import { AudioLedger, type LedgerEntry, type SegmentLedger } from '../splice.js';
-import { TokenSegmenter, type TokenSegmenterOptions } from './token-segmenter.js';
-import { estimateWordTimings, FrameEnergies, heardAtWord, type WordTiming } from './word-timing.js';
+import type { ReadyInfo, SegmentResult, SegmentTransport, TransportAudio, TransportSummary, UsageInfo } from '../transport.js';
+import { AudioLedger, type LedgerEntry } from '../splice.js';
+import { TokenSegmenter } from './token-segmenter.js';
+import { shouldFailover } from './failover.js';
+import { BudgetStep, RequestBudget, RequestChain } from './rollover.js';
+import { SpeechCore, type CoreSegment } from './speech-core.js';
+import type { PlayedPosition } from './heard.js';
+import type { InterruptReport, SegmentWaterfall, SpeechStreamEventMap, SpeechStreamOptions, SpeechStreamSummary, StreamSegmentResult, StreamWaterfall } from './speech-stream-types.js';
 
-/** Times of one segment, in ms since the stream was created (`performance.now()` based). */
-export interface SegmentWaterfall {
-  segmentId: string;
-  characters: number;
-  /** First character of the segment written to the stream. */
-  textReceivedMs: number;
-  /** Handed to the transport. */
-  sentMs?: number;
-  /** First `text` frame on the wire (realtime reliable). */
-  wireSentMs?: number;
-  /** `input_ack` of the segment's last `text` frame (realtime reliable). */
-  inputAckMs?: number;
-  /** `segment_accepted` (realtime reliable). */
-  acceptedMs?: number;
-  /** First audio byte of the segment received. */
-  firstAudioMs?: number;
-  /** First audio byte of the segment read by the consumer (sink). */
-  firstReadMs?: number;
-  completedMs?: number;
-  transport?: TransportName;
-}
+export { shouldFailover } from './failover.js';
+export type { InterruptReport, SegmentWaterfall, SpeechStreamEventMap, SpeechStreamOptions, SpeechStreamSummary, StreamSegmentResult, StreamWaterfall } from './speech-stream-types.js';
 
-/** Times of the whole stream, ms since creation. */
-export interface StreamWaterfall {
-  openStartMs?: number;
-  readyMs?: number;
-  /** First text written. */
-  firstTextMs?: number;
-  /** First audio byte received. */
-  firstAudioMs?: number;
-  /** Time to first audio: first audio minus first text (or open start, whichever is later). */
-  ttfaMs?: number;
-  endMs?: number;
-}
-
-export interface SpeechStreamSummary {
-  requestId: string;
-  transport: TransportName;
-  /** Transport that served each segment, in order. */
-  segments: StreamSegmentResult[];
-  units: number;
-  /**
-   * Units charged a second time by failover: a segment whose audio had begun
-   * on the failed transport (realtime commits the charge at the first audio,
-   * spec 6 rule 4) is generated again, and charged again, by the fallback.
-   * Zero without failover, and whenever the realtime request could resume.
-   */
-  rechargedUnits: number;
-  bytes: number;
-  retries: number;
-  resumed: number;
-  failovers: number;
-  ready: ReadyInfo | undefined;
-  waterfall: StreamWaterfall;
-}
-
-export interface InterruptReport {
-  /** Segments whose audio was delivered to the reader, whole or in part. */
-  spoken: {
-    segmentId: string;
-    text: string;
-    complete: boolean;
-    audioBytes: number;
-    /** Characters of `text` heard: all of a complete segment; of a partial one, to the end of the last word delivered whole (pcm, wav), else 0. */
-    heardChars: number;
-    /** Confidence, 0 to 1, in that word boundary (1 at a segment's end or start). */
-    confidence: number;
-  }[];
-  /** Characters of the segments delivered whole. */
-  spokenChars: number;
-  /** The text heard, to the word: the segments delivered whole, then the words of the partial one whose estimated end was delivered. */
-  heardText: string;
-  /** Confidence, 0 to 1, in the word boundary `heardText` ends at. */
-  heardConfidence: number;
-  /** Text written but never spoken (dropped). */
-  unspokenText: string;
-}
-
-export interface SpeechStreamOptions {
-  /** The transport (already constructed, not opened). */
-  transport: SegmentTransport;
-  /**
-   * Failover: builds the transport that takes over the segments not yet
-   * completed; `bytesEmitted` > 0 means the stream already started (e.g. a
-   * wav stream already sent its header). Default none.
-   */
-  fallback?: (context: { bytesEmitted: number }) => SegmentTransport;
-  segmenter?: TokenSegmenterOptions;
-  /** Text written but not yet completed, in characters, before writes wait. Default 20_000. */
-  maxBufferedChars?: number;
-  /** Audio held for the reader, in bytes, before the transport is paused. Default 256 KiB. */
-  maxBufferedAudioBytes?: number;
-  /** Prefix of generated segment ids; default a random 8-character one. */
-  segmentIdPrefix?: string;
-  signal?: AbortSignal;
-}
-
-/** Typed events of SpeechStream (besides the Duplex ones). */
-export interface SpeechStreamEventMap {
-  ready: [ReadyInfo];
-  /** A segment was cut from the text written (before it is sent): its id and exact text, spaces kept (captions, transcripts). */
-  'segment-start': [{ segmentId: string; text: string }];
-  'first-audio': [{ ttfaMs: number }];
-  segment: [StreamSegmentResult];
-  usage: [UsageInfo];
-  warning: [{ code: string; message: string }];
-  discontinuity: [{ segmentId: string; droppedBytes: number }];
-  resumed: [{ attempt: number; requestId: string; pendingSegments: string[] }];
-  retry: [{ attempt: number; error: VoxpipeError; delayMs: number }];
-  /** `recharged`: pending segments whose audio had begun, which the new transport generates and charges again. */
-  failover: [{ from: TransportName; to: TransportName; pendingSegments: string[]; recharged: string[]; error: VoxpipeError }];
-}
-
-/** One segment of the summary. */
-export type StreamSegmentResult = SegmentResult & {
-  /** Audio bytes of the segment the listener got, in the segment's own byte space (no stream header; since its last restart). */
-  receivedBytes: number;
-  waterfall: SegmentWaterfall;
-  /** Units of this segment charged again after a failover (see `rechargedUnits`); absent when none. */
-  recharged?: number;
-  /** Where each word lies in the segment's audio, estimated from it (pcm and wav; issue 26). */
-  words?: WordTiming[];
-};
-
-interface SegmentState {
-  segmentId: string;
-  text: string;
-  /** Its audio, as the stream's ledger counts it. */
-  audio: SegmentLedger;
-  completed: boolean;
+interface SegmentState extends CoreSegment {
   /** Its audio had begun on a transport that failed: the fallback charges it again. */
   recharged: boolean;
   waterfall: SegmentWaterfall;
-  /** The energy of its audio as the listener gets it (pcm, wav), taken until it completes to estimate its word timings (not the PCM itself). */
-  energies?: FrameEnergies | undefined;
-  words?: WordTiming[];
-  /** Bytes of a stream header at the start of its audio (not speech). */
-  wordsHeaderBytes?: number;
-}
-
-/**
- * Failover decides on the error's kind (`protocol/codes.ts`), not on a list
- * of codes: a request the service refuses (`request`), an account that may
- * not (`account`) or a caller who stopped (`aborted`) would be answered the
- * same way by another transport, so the user gets the spec's code. Anything
- * else (connection lost, provider down, resume exhausted, a frame the client
- * cannot use) fails over when a fallback is configured. An HTTP 4xx other
- * than 408 and 429 is the request's fault whatever its code says.
- */
-export function shouldFailover(err: unknown): boolean {
-  if (!(err instanceof VoxpipeError)) return true;
-  const kind = err.kind;
-  if (kind === CodeKind.request || kind === CodeKind.account || kind === CodeKind.aborted) return false;
-  const status = (err as { status?: unknown }).status;
-  return !(typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 429);
 }
 
 /** Audio the listener must still have queued before a cut is deferred: 1.5 s. */
@@ -206,21 +71,22 @@ export class SpeechStream extends Duplex {
   readonly #opts: SpeechStreamOptions;
   readonly #segmenter: TokenSegmenter;
   readonly #t0 = performance.now();
-  readonly #segments: SegmentState[] = [];
-  /** The segment found last (its audio is arriving): lookups try it first (`#segmentOf`). */
-  #lastSegment: SegmentState | undefined;
   readonly #results: StreamSegmentResult[] = [];
   readonly #maxChars: number;
   readonly #maxAudio: number;
-  readonly #prefix: string;
   #transport: SegmentTransport;
   #opened: Promise<ReadyInfo> | undefined;
   #ready: ReadyInfo | undefined;
   /** Every segment's audio: what the listener gets, the header, the layout, the counts (`AudioLedger`, `splice.ts`). */
   readonly #ledger = new AudioLedger();
-  /** Sequence of the chunks the listener gets. */
-  #outSequence = 0;
-  #nextIndex = 0;
+  /** The segments, the listener's sequence, word timings and heard text (`SpeechCore`). */
+  readonly #core: SpeechCore<SegmentState>;
+  /** Units handed to the current request, when a next request may take over (`nextRequest`). */
+  readonly #budget: RequestBudget | undefined;
+  /** The stream's requests (`nextRequest`): the first alone without it. */
+  readonly #requests: RequestChain;
+  /** Resolves `#requestDrained` when every segment sent so far completed (or the stream stopped). */
+  #drainWaiter: (() => void) | undefined;
   #pendingChars = 0;
   #writeWaiter: (() => void) | undefined;
   #paused = false;
@@ -240,7 +106,10 @@ export class SpeechStream extends Duplex {
     this.#opts = options;
     this.#maxChars = options.maxBufferedChars ?? DEFAULT_MAX_BUFFERED_CHARS;
     this.#maxAudio = options.maxBufferedAudioBytes ?? DEFAULT_MAX_BUFFERED_AUDIO;
-    this.#prefix = options.segmentIdPrefix ?? randomUUID().slice(0, 8);
+    this.#core = new SpeechCore(this.#ledger, options.segmentIdPrefix ?? randomUUID().slice(0, 8));
+    this.#budget = options.nextRequest ? new RequestBudget(options.requestUnits) : undefined;
+    // Without `nextRequest` there is no budget, so nothing is opened ahead: the chain only names the one request.
+    this.#requests = new RequestChain(options.nextRequest ?? (() => options.transport), options.signal);
     // Later segments wait for a sentence end as long as the listener has audio
     // to hear (pcm/wav): cutting mid-sentence would only cost prosody.
     const segmenterOptions = { deferCut: () => this.#deferCutMs(), ...options.segmenter };
@@ -292,6 +161,7 @@ export class SpeechStream extends Duplex {
       this.#waterfall.openStartMs = this.#now();
       this.#opened = this.#openTransport().then((info) => {
         this.#ready = info;
+        this.#requests.advance(info);
         this.#waterfall.readyMs = this.#now();
         this.emit('ready', info);
         return info;
@@ -327,6 +197,7 @@ export class SpeechStream extends Duplex {
     const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
     for (const s of pending) if (s.audio.began || failed.audioArrived?.(s.segmentId)) s.recharged = true;
     this.#failovers++;
+    this.#requests.drop();
     failed.removeAllListeners();
     void failed.abort(error).catch(() => undefined);
     this.#transport = next;
@@ -339,7 +210,7 @@ export class SpeechStream extends Duplex {
     // The one ledger: a transport that must know what the listener has asks it, and hands its audio raw.
     t.bindLedger?.(this.#ledger);
     // Static handlers called with this stream as their context (eventemitter3's third argument, which the
-    // SegmentTransport contract is): no closure per event and stream (~450 bytes per stream, issue 29).
+    // SegmentTransport contract is): no closure per event and stream (~450 bytes per stream).
     t.on('audio', SpeechStream.#onTransportAudio, this);
     t.on('segment-accepted', SpeechStream.#onAccepted, this);
     t.on('usage', SpeechStream.#onUsage, this);
@@ -354,7 +225,7 @@ export class SpeechStream extends Duplex {
   }
 
   static #onAccepted(this: SpeechStream, id: string): void {
-    const s = this.#segmentOf(id);
+    const s = this.#core.find(id);
     if (s && s.waterfall.acceptedMs === undefined) s.waterfall.acceptedMs = this.#now();
   }
 
@@ -400,7 +271,7 @@ export class SpeechStream extends Duplex {
     this.#segmenter.end();
     const finish = async (): Promise<void> => {
       if (this.#interrupted) return;
-      if (!this.#opened && this.#segments.length === 0) {
+      if (!this.#opened && this.#core.segments.length === 0) {
         this.push(null);
         return;
       }
@@ -409,6 +280,8 @@ export class SpeechStream extends Duplex {
       const summary = await this.#endTransport();
       this.#retries = Math.max(this.#retries, summary.retries);
       this.#resumed = Math.max(this.#resumed, summary.resumed);
+      await this.#requests.ended();
+      this.#requests.drop();
       this.#waterfall.endMs = this.#now();
       this.#pushEnd();
     };
@@ -434,7 +307,7 @@ export class SpeechStream extends Duplex {
         const summary = await t.end();
         if (this.#handingOver) await this.#handingOver;
         if (t !== this.#transport) continue;
-        const open = this.#segments.find((s) => !s.completed);
+        const open = this.#core.segments.find((s) => !s.completed);
         if (open) throw new VoxpipeError(LocalErrorCode.audioIncomplete, `segment ${open.segmentId} never completed (${open.audio.audioBytes} bytes of its audio received)`, { details: { segmentId: open.segmentId } });
         return summary;
       } catch (err) {
@@ -446,18 +319,9 @@ export class SpeechStream extends Duplex {
   }
 
   #onSegment(text: string): void {
-    const segmentId = `${this.#prefix}-${this.#nextIndex++}`;
-    const state: SegmentState = {
-      segmentId,
-      text,
-      audio: this.#ledger.segment(segmentId),
-      recharged: false,
-      completed: false,
-      waterfall: { segmentId, characters: text.length, textReceivedMs: this.#now() },
-    };
+    const state = this.#core.add(text, (core) => ({ ...core, recharged: false, waterfall: { segmentId: core.segmentId, characters: text.length, textReceivedMs: this.#now() } }));
     this.#pendingText = this.#pendingText.slice(text.length);
-    this.#segments.push(state);
-    this.emit('segment-start', { segmentId, text });
+    this.emit('segment-start', { segmentId: state.segmentId, text });
     this.#sendChain = this.#sendChain.then(() => this.#send(state));
   }
 
@@ -468,6 +332,18 @@ export class SpeechStream extends Duplex {
     } catch (err) {
       this.#fail(err);
       return;
+    }
+    // After a failover the fallback serves the rest (HTTP carries no session limit).
+    if (this.#budget && this.#failovers === 0) {
+      const step = this.#budget.take(state.text);
+      try {
+        if (step === BudgetStep.moveOn) await this.#moveOn(this.#requests);
+        else if (step === BudgetStep.openAhead) this.#requests.openAhead();
+      } catch (err) {
+        this.#fail(err);
+        return;
+      }
+      if (this.#interrupted || this.#fatal) return;
     }
     state.waterfall.sentMs = this.#now();
     state.waterfall.transport = this.#transport.name;
@@ -498,13 +374,14 @@ export class SpeechStream extends Duplex {
       this.#onSendFailed(short);
       return;
     }
-    state.completed = true;
+    // Completed: its word timings are estimated now (`SpeechCore`).
+    this.#core.complete(state);
     state.waterfall.completedMs = this.#now();
     // Realtime results carry the wire-level times (performance.now() based).
     const wire = (result as { waterfall?: { sentMs?: number; inputAckMs?: number } }).waterfall;
     if (wire?.sentMs !== undefined) state.waterfall.wireSentMs = wire.sentMs - this.#t0;
     if (wire?.inputAckMs !== undefined) state.waterfall.inputAckMs = wire.inputAckMs - this.#t0;
-    this.#estimateWords(state);
+    if (this.#drainWaiter && this.#core.segments.every((s) => s.completed || s.waterfall.sentMs === undefined)) this.#drainWaiter();
     const full: StreamSegmentResult = { ...result, audioBytes: state.audio.emittedBytes, receivedBytes: state.audio.audioBytes, waterfall: state.waterfall, ...(state.recharged && { recharged: result.units }), ...(state.words && { words: state.words }) };
     this.#results.push(full);
     this.#pendingChars = Math.max(0, this.#pendingChars - state.text.length);
@@ -520,6 +397,37 @@ export class SpeechStream extends Duplex {
 
   #handingOver: Promise<boolean> | undefined;
 
+  // ------------------------------------------------------------ rollover
+
+  /** Resolves when every segment sent so far completed (all of its audio is in), or the stream stopped. */
+  #requestDrained(): Promise<void> {
+    if (this.#core.segments.every((s) => s.completed || s.waterfall.sentMs === undefined)) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#drainWaiter = () => {
+        this.#drainWaiter = undefined;
+        resolve();
+      };
+    });
+  }
+
+  /**
+   * Move on to the next request (opened ahead) once the current request's
+   * audio is all in, so the listener's audio stays in order; the current
+   * one ends meanwhile.
+   */
+  async #moveOn(chain: RequestChain): Promise<void> {
+    const next = chain.openAhead();
+    const current = this.#transport;
+    await this.#requestDrained();
+    // Stopped, or a failover took over meanwhile: the next request is not used.
+    if (this.#interrupted || this.#fatal || this.#transport !== current) return;
+    chain.advance(await next.opened);
+    this.#transport = next.transport;
+    this.#attach(next.transport);
+    if (this.#paused) next.transport.pause();
+    chain.retire(current, (w) => this.emit('warning', w));
+  }
+
   #onSendFailed(err: unknown): void {
     if (this.#interrupted) return;
     // end() reports the same failure; failover is attempted once per transport.
@@ -531,7 +439,7 @@ export class SpeechStream extends Duplex {
   /** Move the segments not yet completed to the fallback transport. */
   #tryFailover(err: unknown): Promise<boolean> {
     this.#handingOver ??= (async () => {
-      const pending = this.#segments.filter((s) => !s.completed);
+      const pending = this.#core.segments.filter((s) => !s.completed);
       const next = this.#switchTransport(err, pending);
       if (!next) return false;
       const info = await next.open(this.#opts.signal);
@@ -573,8 +481,8 @@ export class SpeechStream extends Duplex {
     const kept = entry.chunk;
     if (kept.data.length === 0) return;
     // What the listener gets: the stream's own sequence (a failover's transport counts from 1 again), no tags.
-    const out: AudioChunk = { data: kept.data, segmentId: kept.segmentId, sequence: ++this.#outSequence, format: kept.format, sampleRate: kept.sampleRate, channels: kept.channels, bitDepth: kept.bitDepth };
-    const state = this.#segmentOf(chunk.segmentId);
+    const out: AudioChunk = { data: kept.data, segmentId: kept.segmentId, sequence: this.#core.nextSequence(), format: kept.format, sampleRate: kept.sampleRate, channels: kept.channels, bitDepth: kept.bitDepth };
+    const state = this.#core.find(chunk.segmentId);
     if (state) state.waterfall.firstAudioMs ??= this.#now();
     if (this.#waterfall.firstAudioMs === undefined) {
       this.#waterfall.firstAudioMs = this.#now();
@@ -592,51 +500,12 @@ export class SpeechStream extends Duplex {
       if (!this.push(out.data)) this.#pauseTransport();
     }
     // The reader has the audio first; its energy (for the word timings) is taken after.
-    if (state) this.#meterPcm(state, out, entry.restart !== undefined);
-  }
-
-  /** A segment by id: the one found last, else a scan from the newest (no Map per stream, issue 29: what is looked up is in flight, near the end). */
-  #segmentOf(segmentId: string): SegmentState | undefined {
-    const last = this.#lastSegment;
-    if (last !== undefined && last.segmentId === segmentId) return last;
-    const segments = this.#segments;
-    for (let i = segments.length - 1; i >= 0; i--) if (segments[i]!.segmentId === segmentId) return (this.#lastSegment = segments[i]);
-    return undefined;
-  }
-
-  /** Take the energy of a pcm or wav segment's audio until it completes (a restart starts it again; a stream header is not audio). */
-  #meterPcm(state: SegmentState, chunk: AudioChunk, restart: boolean): void {
-    if (chunk.format !== 'pcm' && chunk.format !== 'wav') return;
-    let data = chunk.data;
-    if (restart || !state.energies) {
-      const layout = this.#ready ?? chunk;
-      state.energies = new FrameEnergies(layout.sampleRate, layout.channels);
-      const header = chunk.format === 'wav' ? (wavHeaderLength(data) ?? 0) : 0;
-      state.wordsHeaderBytes = header;
-      data = data.subarray(header);
-    }
-    state.energies.push(data);
-  }
-
-  /** Word timings of a completed segment from its text and the energy of its audio (dropped after). */
-  #estimateWords(state: SegmentState): void {
-    const energies = state.energies;
-    state.energies = undefined;
-    if (!energies || !this.#ready) return;
-    state.words = estimateWordTimings(state.text, energies);
-  }
-
-  /** Characters of a segment heard when `deliveredBytes` of its audio reached the reader, at a word's end. */
-  #heardCut(state: SegmentState, deliveredBytes: number): { chars: number; confidence: number } {
-    const info = this.#ready;
-    if (!state.words || !info) return { chars: 0, confidence: 1 };
-    const audioBytes = Math.max(0, deliveredBytes - (state.wordsHeaderBytes ?? 0));
-    return heardAtWord(state.words, pcmDurationMs(audioBytes, info), state.text.length);
+    if (state) this.#core.meter(state, out.data, out.format, this.#ready ?? out, entry.restart !== undefined);
   }
 
   #markRead(chunk: AudioChunk): void {
-    this.#ledger.delivered(chunk.segmentId, chunk.data.length);
-    const state = this.#segmentOf(chunk.segmentId);
+    this.#core.delivered(chunk.segmentId, chunk.data.length);
+    const state = this.#core.find(chunk.segmentId);
     if (state) state.waterfall.firstReadMs ??= this.#now();
   }
 
@@ -702,10 +571,11 @@ export class SpeechStream extends Duplex {
    * Resolves when that segment completed, with its usage.
    */
   async flush(): Promise<SegmentResult | undefined> {
-    const before = this.#segments.length;
+    const segments = this.#core.segments;
+    const before = segments.length;
     this.#segmenter.flush();
-    const last = this.#segments[this.#segments.length - 1];
-    if (this.#segments.length === before || !last) return undefined;
+    const last = segments[segments.length - 1];
+    if (segments.length === before || !last) return undefined;
     if (last.completed) return this.#results.find((r) => r.segmentId === last.segmentId);
     return new Promise((resolve, reject) => this.#flushWaiters.push({ segmentId: last.segmentId, resolve, reject }));
   }
@@ -714,34 +584,26 @@ export class SpeechStream extends Duplex {
    * Barge-in: drop buffered text and audio, end the request now, and report
    * what was spoken. No audio is emitted after this returns. `playedBytes`:
    * how much of the stream's bytes the listener actually heard (a playing
-   * sink's `playedBytes`), so the heard text is cut where the listener was,
-   * not where the reader was; default what the reader took.
+   * sink's `playedBytes`), or `playedMs`: how much of its audio in time (pcm,
+   * wav), so the heard text is cut where the listener was, not where the
+   * reader was; default what the reader took. The cut is the one rule of
+   * every platform (`heardAt`, `heard.ts`).
    */
-  async interrupt(options: { playedBytes?: number } = {}): Promise<InterruptReport> {
+  async interrupt(options: { playedBytes?: number; playedMs?: number } = {}): Promise<InterruptReport> {
     const unspoken = this.#segmenter.clear();
     this.#interrupted = true;
-    const report: InterruptReport = { spoken: [], spokenChars: 0, heardText: '', heardConfidence: 1, unspokenText: '' };
-    const unspokenParts: string[] = [];
-    let heardEnded = false;
-    let budget = options.playedBytes ?? Infinity;
-    for (const s of this.#segments) {
-      const delivered = s.audio.deliveredBytes;
-      if (delivered > 0) {
-        const had = Math.min(delivered, Math.max(0, budget));
-        budget -= had;
-        const complete = s.completed && had >= s.audio.emittedBytes;
-        const cut = complete ? { chars: s.text.length, confidence: 1 } : this.#heardCut(s, had);
-        report.spoken.push({ segmentId: s.segmentId, text: s.text, complete, audioBytes: delivered, heardChars: cut.chars, confidence: cut.confidence });
-        if (!heardEnded) {
-          report.heardText += s.text.slice(0, cut.chars);
-          report.heardConfidence = cut.confidence;
-          heardEnded = !complete;
-        }
-        if (complete) report.spokenChars += s.text.length;
-        else unspokenParts.push(s.text);
-      } else unspokenParts.push(s.text);
+    const played: PlayedPosition | undefined = options.playedBytes !== undefined ? { bytes: options.playedBytes } : options.playedMs !== undefined ? { ms: options.playedMs } : undefined;
+    const heard = this.#core.heard(played, this.#ready);
+    const report: InterruptReport = { spoken: heard.segments, spokenChars: 0, heardText: heard.heardText, heardConfidence: heard.heardConfidence, unspokenText: '' };
+    const complete = new Set<string>();
+    for (const s of heard.segments) {
+      if (!s.complete) continue;
+      report.spokenChars += s.text.length;
+      complete.add(s.segmentId);
     }
-    report.unspokenText = unspokenParts.join('') + unspoken;
+    report.unspokenText = this.#core.segments.filter((s) => !complete.has(s.segmentId)).map((s) => s.text).join('') + unspoken;
+    this.#requests.drop();
+    this.#drainWaiter?.();
     if (this.#chunkMode) this.#chunkMode.queue.length = 0;
     await this.#transport.abort(new AbortError('interrupted')).catch(() => undefined);
     this.#writeWaiter?.();
@@ -765,6 +627,8 @@ export class SpeechStream extends Duplex {
     if (this.#fatal || this.#interrupted) return;
     const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', err instanceof Error ? err.message : String(err), { cause: err });
     this.#fatal = error;
+    this.#drainWaiter?.();
+    this.#requests.drop();
     for (const w of this.#flushWaiters) w.reject(error);
     this.#flushWaiters = [];
     this.#chunkMode?.wake?.();
@@ -776,6 +640,7 @@ export class SpeechStream extends Duplex {
   summary(): SpeechStreamSummary {
     return {
       requestId: this.#ready?.requestId ?? '',
+      requestIds: [...this.#requests.ids],
       transport: this.#ready?.transport ?? this.#transport.name,
       segments: [...this.#results],
       units: this.#results.reduce((n, r) => n + r.units, 0),

@@ -1,5 +1,5 @@
 /**
- * Word timings estimated from a segment's text and its audio (issue 26 item 1).
+ * Word timings estimated from a segment's text and its audio.
  * Pure: no I/O, no clock.
  *
  * The service sends no word timestamps (spec 6), so the client estimates them:
@@ -127,11 +127,11 @@ const ENERGY_READ_RATE = 2_000;
  * The energy of each 10 ms frame of PCM, in dB, taken as the audio streams
  * in: all the estimate reads of the audio. A stream keeps this instead of a
  * segment's PCM until the segment completes: 8 bytes per 10 ms (800 B a
- * second) instead of 48 KB a second of 24 kHz mono s16 (memory per stream,
- * issue 29). It reads every n-th sample (about `ENERGY_READ_RATE` a second:
+ * second) instead of 48 KB a second of 24 kHz mono s16 (memory per
+ * stream). It reads every n-th sample (about `ENERGY_READ_RATE` a second:
  * every 3rd at 24 kHz, of one channel when n is a multiple of the channels),
  * straight from the bytes, so a client-bound stream spends a third of the
- * CPU on it (issue 29, CPU per MB). Frames that the audio does not fill at
+ * CPU on it (CPU per MB). Frames that the audio does not fill at
  * its end are left out.
  */
 export class FrameEnergies {

@@ -12,19 +12,22 @@
  * mark when playback reaches it, so the last echoed mark says how much the
  * caller heard. `bargeIn()` sends `clear` (the provider drops what it had
  * buffered), interrupts the SpeechStream and reports the text heard up to
- * the last acknowledged mark. The caller's audio comes out as 8 kHz PCM
- * (`audio` events, or `callerAudio()`).
+ * the last acknowledged mark, by the one heard rule of every platform
+ * (`heardAt`, `stream/heard.ts`: the position in G.711 bytes, the word
+ * timings the SpeechStream estimated of each segment). The caller's audio
+ * comes out as 8 kHz PCM (`audio` events, or `callerAudio()`).
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import { TimeoutError, VoxpipeError } from '../errors.js';
 import type { AudioChunk } from '../protocol/audio.js';
 import { Pcm16Reader } from '../protocol/pcm16.js';
+import { heardAt, type HeardSegment, type SpokenAudio } from '../stream/heard.js';
 import type { SpeechStream } from '../stream/speech-stream.js';
+import type { WordTiming } from '../stream/word-timing.js';
 import { decodeG711, encodeG711, g711Silence, G711Law } from './g711.js';
 import { FRAME_BYTES, FRAME_MS, MediaEncoding, TELEPHONY_SAMPLE_RATE, formatOutbound, parseInbound, MediaStreamMessageError, type InboundMessage, type OutboundMessage, type StartInfo } from './protocol.js';
 import { Resampler } from './resample.js';
-import { cutAtWord, heardInSegment } from './heard.js';
 
 /**
  * The socket the provider connected on: what the bridge needs of it. A `ws`
@@ -48,26 +51,11 @@ export interface MediaStreamBridgeOptions {
   startTimeoutMs?: number;
 }
 
-/** One segment of what was played, as the heard report gives it. */
-export interface HeardSegment {
-  segmentId: string;
-  text: string;
-  /** Characters of `text` the caller heard, cut at a word boundary. */
-  heardChars: number;
-  /**
-   * Confidence, 0 to 1, in that word boundary: 1 when all or none of the
-   * segment was heard; otherwise that of the estimated word timings
-   * (voxpipe's `estimateWordTimings`), or 0.3 when the segment's audio had
-   * not all arrived and the cut is in proportion to it.
-   */
-  confidence: number;
-  /** The caller heard the segment to its end (a mark at or past its last sample was echoed). */
-  complete: boolean;
-}
+export type { HeardSegment } from '../stream/heard.js';
 
 /** What the caller heard of one `speak()`. */
 export interface HeardReport {
-  /** The text heard, to the last acknowledged mark; within a segment, cut in proportion to its audio and back to a word boundary. */
+  /** The text heard, to the last acknowledged mark; within a segment, to the word (`heardAt`). */
   heardText: string;
   /** Audio the provider played, per the last acknowledged mark, in ms. */
   playedMs: number;
@@ -116,9 +104,7 @@ interface SegmentTrack {
   /** Source samples of the stream before this segment, and in it. */
   sourceStart: number;
   sourceSamples: number;
-  /** Its source PCM, kept to estimate its word timings on barge-in. */
-  pcm: Int16Array[];
-  /** Its span in 8 kHz samples of the turn. */
+  /** Its span in 8 kHz samples (G.711 bytes) of the turn. */
   start8k: number;
   end8k: number | undefined;
 }
@@ -128,13 +114,13 @@ interface Turn {
   segments: SegmentTrack[];
   /** Every segment the stream cut while this turn played, in order: id -> text. */
   texts: Map<string, string>;
+  /** Word timings of each segment, as the stream estimated them when it completed. */
+  words: Map<string, WordTiming[]>;
   /** Text written to the stream and not yet cut into a segment when the turn ended. */
   leftover: string;
   /** Mark name -> 8 kHz samples of the turn sent before it. */
   marks: Map<string, number>;
   endMark: string | undefined;
-  /** Sample rate of the stream's PCM (0 until its first chunk). */
-  sourceRate: number;
   acked: number;
   lastMark: string | undefined;
   ackedMarks: number;
@@ -339,13 +325,16 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
         resolve({ outcome, heard: this.#heard(turn), frames: turn.frames, marksSent: turn.marks.size, marksAcknowledged: turn.ackedMarks });
       };
     });
-    const turn: Turn = { speech, segments: [], texts: new Map(), leftover: '', marks: new Map(), endMark: undefined, sourceRate: 0, acked: 0, lastMark: undefined, ackedMarks: 0, sent8k: 0, frames: 0, cleared: false, done: false, finish, result };
+    const turn: Turn = { speech, segments: [], texts: new Map(), words: new Map(), leftover: '', marks: new Map(), endMark: undefined, acked: 0, lastMark: undefined, ackedMarks: 0, sent8k: 0, frames: 0, cleared: false, done: false, finish, result };
     this.#turn = turn;
     const texts = turn.texts;
     speech.on('segment-start', ({ segmentId, text }) => {
       texts.set(segmentId, text);
       const seg = turn.segments.find((s) => s.segmentId === segmentId);
       if (seg) seg.text = text;
+    });
+    speech.on('segment', ({ segmentId, words }) => {
+      if (words) turn.words.set(segmentId, words);
     });
     void this.#pump(turn, texts).catch((err: unknown) => {
       // The stream failed: what was sent still plays; report what was heard once it has.
@@ -402,18 +391,16 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
       if (!resampler) {
         this.#checkChunk(chunk);
         rate = chunk.sampleRate;
-        turn.sourceRate = rate;
         resampler = new Resampler({ fromRate: rate, toRate: TELEPHONY_SAMPLE_RATE });
       }
       let seg = turn.segments[turn.segments.length - 1];
       if (seg?.segmentId !== chunk.segmentId) {
         endSegment(seg);
-        seg = { segmentId: chunk.segmentId, text: texts.get(chunk.segmentId), sourceStart: sourceSamples, sourceSamples: 0, pcm: [], start8k: Resampler.outputLength(sourceSamples, rate, TELEPHONY_SAMPLE_RATE), end8k: undefined };
+        seg = { segmentId: chunk.segmentId, text: texts.get(chunk.segmentId), sourceStart: sourceSamples, sourceSamples: 0, start8k: Resampler.outputLength(sourceSamples, rate, TELEPHONY_SAMPLE_RATE), end8k: undefined };
         turn.segments.push(seg);
       }
       const samples = pcm16.push(chunk.data);
       seg.sourceSamples += samples.length;
-      seg.pcm.push(samples);
       sourceSamples += samples.length;
       sendEncoded(resampler.push(samples), false);
     }
@@ -467,52 +454,20 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
 
   #heard(turn: Turn): HeardReport {
     const played = turn.acked;
-    const segments: HeardSegment[] = [];
-    const unheard: string[] = [];
-    let heardText = '';
-    // Samples per character of the segments whose end is known: the length
-    // estimate of a segment still arriving when the caller barged in.
-    let knownSamples = 0;
-    let knownChars = 0;
-    for (const s of turn.segments) {
-      if (s.end8k !== undefined && s.text) {
-        knownSamples += s.end8k - s.start8k;
-        knownChars += s.text.length;
-      }
-    }
-    for (const s of turn.segments) {
-      const text = s.text ?? '';
-      let heardChars = 0;
-      let complete = false;
-      let confidence = 1;
-      if (s.end8k !== undefined && played >= s.end8k) {
-        heardChars = text.length;
-        complete = true;
-      } else if (played > s.start8k && s.end8k !== undefined && turn.sourceRate > 0) {
-        // The segment's audio is all here: cut at the word timings estimated from it.
-        const cut = heardInSegment(text, joinSamples(s.pcm), turn.sourceRate, ((played - s.start8k) / TELEPHONY_SAMPLE_RATE) * 1000);
-        heardChars = cut.chars;
-        confidence = cut.confidence;
-      } else if (played > s.start8k) {
-        confidence = PROPORTIONAL_CONFIDENCE;
-        const soFar = (s.end8k ?? turn.sent8k) - s.start8k;
-        const estimate = s.end8k === undefined && knownChars > 0 ? (text.length * knownSamples) / knownChars : 0;
-        const length = Math.max(soFar, estimate, 1);
-        heardChars = cutAtWord(text, Math.min(1, (played - s.start8k) / length));
-      }
-      segments.push({ segmentId: s.segmentId, text, heardChars, complete, confidence });
-      heardText += text.slice(0, heardChars);
-      if (heardChars < text.length) unheard.push(text.slice(heardChars));
-    }
+    // Each segment's audio as the caller's side has it, in G.711 bytes (one a sample); one still arriving has what was sent of it.
+    const spoken: SpokenAudio[] = turn.segments.map((s) => ({ segmentId: s.segmentId, text: s.text ?? '', bytes: (s.end8k ?? turn.sent8k) - s.start8k, complete: s.end8k !== undefined, words: turn.words.get(s.segmentId) }));
+    const layout = { format: this.law, sampleRate: TELEPHONY_SAMPLE_RATE, channels: 1 };
+    const heard = heardAt(spoken, { bytes: played }, layout);
     // Segments cut but never played.
     const played8k = new Set(turn.segments.map((s) => s.segmentId));
-    for (const [id, text] of turn.texts) if (!played8k.has(id)) unheard.push(text);
+    const never: string[] = [];
+    for (const [id, text] of turn.texts) if (!played8k.has(id)) never.push(text);
     return {
-      heardText,
+      heardText: heard.heardText,
       playedMs: (played / TELEPHONY_SAMPLE_RATE) * 1000,
       sentMs: turn.frames * FRAME_MS,
-      segments,
-      unheardText: unheard.join('') + turn.leftover,
+      segments: heard.segments,
+      unheardText: spoken.map((s) => s.text).join('').slice(heard.heardText.length) + never.join('') + turn.leftover,
       lastMark: turn.lastMark,
     };
   }
@@ -521,18 +476,4 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
   close(): void {
     this.#socket.close(1000);
   }
-}
-
-/** Confidence of a cut in proportion to audio still arriving. */
-const PROPORTIONAL_CONFIDENCE = 0.3;
-
-function joinSamples(parts: Int16Array[]): Int16Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }

@@ -11,7 +11,7 @@
 export { MediaStreamBridge, type MediaStreamBridgeEvents, type MediaStreamBridgeOptions, type MediaStreamSocket, type HeardReport, type HeardSegment, type SpeakResult, type CallerAudioInfo } from './bridge.js';
 export { G711Law, encodeG711, decodeG711, linearToMulaw, mulawToLinear, linearToAlaw, alawToLinear, g711Silence } from './g711.js';
 export { Resampler, resample, type ResamplerOptions } from './resample.js';
-export { cutAtWord, heardInSegment } from './heard.js';
+export { cutAtWord, heardInSegment } from '../stream/heard.js';
 export {
   FRAME_BYTES,
   FRAME_MS,

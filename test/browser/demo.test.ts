@@ -1,5 +1,5 @@
 /**
- * The browser build in a real browser (issue 13): headless Chromium (Debian's
+ * The browser build in a real browser: headless Chromium (Debian's
  * `chromium`, driven by `playwright-core`) loads the demo page from a
  * reference server on port 0 and speaks through `dist/browser/voxpipe.js`
  * with ticket auth, PCM into the AudioWorklet. Needs `npm run build` first

@@ -1,8 +1,8 @@
 /**
- * Issue 16: after a barge-in with a slow (real-time) reader, `interrupt()`
+ * After a barge-in with a slow (real-time) reader, `interrupt()`
  * and `service.close()` release everything at once: `examples/barge-in.ts`
- * exits right after printing its report (it used to linger 30 s: the paused
- * socket never read the server's close frame and `ws` waited for it).
+ * exits right after printing its report (a paused socket that never reads
+ * the server's close frame would keep `ws` waiting 30 s for it).
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

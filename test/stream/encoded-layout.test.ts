@@ -1,5 +1,5 @@
 /**
- * Issue 16: mp3 and opus metadata is what the stream holds, not a default.
+ * mp3 and opus metadata is what the stream holds, not a default.
  * The probe reads the first frame; with espeak (22.05 kHz) the summary's
  * `ready.sampleRate` of an mp3 stream matches what ffprobe reads.
  */

@@ -1,5 +1,5 @@
 /**
- * Barge-in on Node heard to the word (issue 26 item 1): a SpeechStream over
+ * Barge-in on Node heard to the word: a SpeechStream over
  * the reference server's tone engine (70 ms a letter or digit, 40 ms a space:
  * its word boundaries are known exactly). The `segment` event carries word
  * timings estimated from the segment's audio, and `interrupt()` cuts the

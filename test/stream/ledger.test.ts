@@ -1,5 +1,5 @@
 /**
- * Issue 24: SpeechStream's per-segment ledger. Every byte accounted for (a
+ * SpeechStream's per-segment ledger. Every byte accounted for (a
  * segment short of the count its transport states is recovered by failover
  * or ends in `audio_incomplete`, never a silent success), and the layout is
  * what the audio says, not what `ready` assumed.
@@ -58,7 +58,7 @@ describe('every byte accounted for', () => {
   });
 });
 
-describe('one ledger per segment, every transport tagged (issue 24 item 1)', () => {
+describe('one ledger per segment, every transport tagged', () => {
   for (const [failAfterBytes, chunkBytes, fallbackChunk] of [
     [5, 3, 5],
     [1, 1, 7],

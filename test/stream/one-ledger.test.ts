@@ -1,5 +1,5 @@
 /**
- * Issue 24 item 1, over real sockets: SpeechStream keeps the one ledger of
+ * Over real sockets: SpeechStream keeps the one ledger of
  * each segment. The reliable session it reads is bound to that ledger: it
  * passes the machine's raw bytes through, tagged (attempt, offset), and the
  * machine asks the stream's ledger what the listener has. A resume is a new

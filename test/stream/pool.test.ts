@@ -1,5 +1,5 @@
 /**
- * Prewarmed connections (issue 12): a pooled SpeechStream starts on a
+ * Prewarmed connections: a pooled SpeechStream starts on a
  * connection already authenticated, speaks exactly what an unpooled one
  * speaks, still resumes, and the pool refills.
  */

@@ -1,5 +1,5 @@
 /**
- * The media-stream bridge (issue 26 item 2) against a stand-in provider
+ * The media-stream bridge against a stand-in provider
  * (test/helpers/media-stream-peer.ts, written from the published Media
  * Streams protocol) and the real reference server on port 0: the audio the
  * provider gets is byte-exact to an independent G.711 encoding of the same
@@ -209,7 +209,7 @@ describe('MediaStreamBridge', () => {
     expect(heard.heardText.startsWith(complete.map((s) => s.text).join(''))).toBe(true);
     // To the word: the tone engine says "Let me read your" in 1030 ms and
     // "account" ends at 1560 ms, so 1.2 s played is heard to "your", at a
-    // word gap found in the segment's audio (issue 26).
+    // word gap found in the segment's audio.
     expect(heard.heardText).toBe('Let me read your');
     const cut = heard.segments.find((s) => !s.complete && s.heardChars > 0)!;
     expect(cut.confidence).toBeGreaterThanOrEqual(0.8);

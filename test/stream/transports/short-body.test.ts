@@ -1,5 +1,5 @@
 /**
- * Issue 24 item 2 over HTTP, against the real reference server through a
+ * A short segment over HTTP, against the real reference server through a
  * proxy that cuts the end off audio files: the WAV file still states its
  * whole `data` size, the HTTP framing is honest (Content-Length of what is
  * sent). The client fetches a short file once more (recovery); short again,
