@@ -16,6 +16,7 @@ import type { MachineEvent, MachineInput, MachineOptions } from '../realtime/rel
 import { defined } from '../defined.js';
 import type { ReadyInfo } from '../transport.js';
 import { Driver } from '../realtime/driver.js';
+import type { SpliceLedger } from '../splice.js';
 
 /**
  * The recovery bounds are the machine's (`MachineOptions`, documented there
@@ -45,7 +46,8 @@ export class BrowserSession {
 
   /** The one ledger of the request's audio: what the page has of each segment (the speech core reads its counts). */
   get ledger(): SpliceLedger {
-    return this.#ledger;
+    // A browser session is never bound to another ledger: the driver's own is the one.
+    return this.#driver.ownLedger!;
   }
 
   constructor(options: BrowserSessionOptions, on: BrowserSessionEvents) {

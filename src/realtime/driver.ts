@@ -168,6 +168,16 @@ export class Driver<M extends DrivenMachine> implements MachinePort, SimplePort 
     this.#own = undefined;
   }
 
+  /**
+   * The driver's own ledger while no stream bound one (made at first use):
+   * a facade that reads the counts of what it was handed (the browser's
+   * speech core) reads this one, so a request never has two.
+   */
+  get ownLedger(): SpliceLedger | undefined {
+    this.#heard();
+    return this.#own;
+  }
+
   /** What `ready` said, once it came. */
   get ready(): ReadyInfo | undefined {
     return this.#ready;
