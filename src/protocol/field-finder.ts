@@ -16,20 +16,17 @@ import { isObject, type JsonObject } from './fields.js';
 /** The words of a key, lower case: `segmentId`, `SEGMENT_ID`, `segment-id` are all `segment id`. */
 export function wordsOf(key: string): string[] {
   return key
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .replace(/([a-z0-9])(?=[A-Z])|([A-Z])(?=[A-Z][a-z])/g, '$1$2 ')
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
 }
 
 /** A key's words run together: the form in which two spellings of one name are equal. */
-export function squash(key: string): string {
-  return wordsOf(key).join('');
-}
+export const squash = (key: string): string => wordsOf(key).join('');
 
-/** Deepest nesting looked into (the top map is 0). */
-const MAX_NESTING = 2;
+/** Names shorter than this are too generic to be found after a prefix (`id`: `speaker_id` is no segment id). */
+const MIN_PREFIXED_NAME = 4;
 
 /**
  * The names one field is known by, and every name the reader knows for any
@@ -40,68 +37,59 @@ export interface FieldNames {
   names: readonly string[];
   /** `names` squashed. */
   squashed: ReadonlySet<string>;
+  /** The words of the names long enough to be found after a prefix. */
+  tails: readonly string[][];
   /** Every known name of every field, squashed. */
   claimed: ReadonlySet<string>;
 }
 
 /** Build the `FieldNames` of each field of `table`, each claiming against all of them. */
 export function fieldNames<K extends string>(table: Record<K, readonly string[]>): Record<K, FieldNames> {
-  const claimed = new Set<string>();
-  for (const names of Object.values<readonly string[]>(table)) for (const n of names) claimed.add(squash(n));
+  const claimed = new Set(Object.values<readonly string[]>(table).flat().map(squash));
   const out = {} as Record<K, FieldNames>;
   for (const [field, names] of Object.entries<readonly string[]>(table)) {
-    out[field as K] = { names, squashed: new Set(names.map(squash)), claimed };
+    out[field as K] = { names, squashed: new Set(names.map(squash)), tails: names.filter((n) => n.length >= MIN_PREFIXED_NAME).map(wordsOf), claimed };
   }
   return out;
 }
 
-function endsWithWords(words: readonly string[], tail: readonly string[]): boolean {
-  if (tail.length === 0 || words.length <= tail.length) return false;
-  for (let i = 1; i <= tail.length; i++) if (words[words.length - i] !== tail[tail.length - i]) return false;
-  return true;
-}
-
-/** Names shorter than this are too generic to be found after a prefix (`id`: `speaker_id` is no segment id). */
-const MIN_PREFIXED_NAME = 4;
-
-/** Whether `key` names the field by prefix: its last words are one of the field's names, and it is no other known name. */
-function prefixed(key: string, field: FieldNames): boolean {
+/** How well `key` names the field: its place among the names as written, then another case or separators, then after a prefix; -1 for not at all. */
+function rankOf(key: string, field: FieldNames): number {
+  const exact = field.names.indexOf(key);
+  if (exact >= 0) return exact;
   const words = wordsOf(key);
-  if (field.claimed.has(words.join(''))) return false;
-  for (const name of field.names) if (name.length >= MIN_PREFIXED_NAME && endsWithWords(words, wordsOf(name))) return true;
-  return false;
+  const joined = words.join('');
+  if (field.squashed.has(joined)) return 100;
+  if (field.claimed.has(joined)) return -1;
+  return field.tails.some((t) => t.length < words.length && t.every((w, i) => words[words.length - t.length + i] === w)) ? 101 : -1;
 }
+
+const isPlainMap = (v: unknown): v is JsonObject => isObject(v) && Object.getPrototypeOf(v) === Object.prototype;
 
 /**
- * The first value that `accept` takes of the field `field` names in `map`,
- * looked for in the order the module's comment gives; undefined when none.
+ * The value that `accept` takes of the field `field` names in `map`, from
+ * the key that names it best (the module's comment gives the order); then
+ * inside nested maps, at most two levels down, where the parent's words and
+ * the child's may name it together (`accepted` + `seq`). Undefined when none.
  */
 export function findField<T>(map: JsonObject, field: FieldNames, accept: (value: unknown) => T | undefined, depth = 0): T | undefined {
-  for (const name of field.names) {
-    if (Object.hasOwn(map, name)) {
-      const v = accept(map[name]);
-      if (v !== undefined) return v;
-    }
-  }
-  const keys = Object.keys(map);
-  for (const key of keys) {
-    if (!field.squashed.has(squash(key))) continue;
+  // Our own spelling: no walk.
+  const own = accept(map[field.names[0]!]);
+  if (own !== undefined) return own;
+  let best: T | undefined;
+  let rank = Infinity;
+  for (const key in map) {
+    const r = rankOf(key, field);
+    if (r < 0 || r >= rank) continue;
     const v = accept(map[key]);
-    if (v !== undefined) return v;
+    if (v !== undefined) [best, rank] = [v, r];
   }
-  for (const key of keys) {
-    if (!prefixed(key, field)) continue;
-    const v = accept(map[key]);
-    if (v !== undefined) return v;
-  }
-  if (depth >= MAX_NESTING) return undefined;
-  for (const key of keys) {
+  if (best !== undefined || depth >= 2) return best;
+  for (const key in map) {
     const inner = map[key];
-    if (!isObject(inner) || Object.getPrototypeOf(inner) !== Object.prototype) continue;
-    // The parent's words and the child's together (`accepted` + `seq`), then the child alone.
-    for (const child of Object.keys(inner)) {
-      if (!field.squashed.has(squash(key) + squash(child))) continue;
-      const v = accept(inner[child]);
+    if (!isPlainMap(inner)) continue;
+    for (const child in inner) {
+      const v = field.squashed.has(squash(key) + squash(child)) ? accept(inner[child]) : undefined;
       if (v !== undefined) return v;
     }
     const v = findField(inner, field, accept, depth + 1);

@@ -38,9 +38,11 @@
  * | `finish` | `reason` | done, or failed | `unusable` |
  * | request status (HTTP) | `state`, `segments[].segment_id`, `audio_url` | resume or fetch the rest | an error; entries without an id left out |
  *
- * Everything else (`characters`, `units`, `quota`, envelope fields) is
- * informational: read when found, a neutral value (empty string, 0, NaN)
- * when not. The result has the canonical shape of `ServerEvent` (the names
+ * Everything else (`characters`, `units`, `quota`) is informational: read
+ * when found, a neutral value (empty string, 0, NaN) when not; the fields
+ * the spec names exactly and the client only passes on (the envelope,
+ * `mode`, `provider`, `model`, `voice_id`, `site`, `stage`, `path`) are
+ * read under that name alone. The result has the canonical shape of `ServerEvent` (the names
  * our server emits), so the machines read one vocabulary; the original
  * fields stay on the event as well.
  *
@@ -76,11 +78,6 @@ export type ReadResult =
  * check that the drawn dialects spell needed fields outside it.
  */
 export const FIELD_ALIASES = {
-  event: ['event'],
-  event_id: ['event_id'],
-  trace_id: ['trace_id'],
-  timestamp: ['timestamp'],
-  in_reply_to: ['in_reply_to'],
   request_id: ['request_id', 'requestId'],
   session_id: ['session_id', 'sessionId'],
   sequence: ['sequence', 'accepted_sequence', 'seq', 'input_sequence'],
@@ -101,12 +98,6 @@ export const FIELD_ALIASES = {
   sample_rate: ['sample_rate', 'sampleRate'],
   channels: ['channels'],
   bit_depth: ['bit_depth', 'bitDepth', 'bits_per_sample'],
-  mode: ['mode'],
-  provider: ['provider'],
-  model: ['model'],
-  voice_id: ['voice_id'],
-  site: ['site'],
-  protocol_version: ['protocol_version'],
   quota: ['quota'],
   /** Inside an `authenticated.quota` object. */
   quota_amount: ['remaining', 'quota_remaining', 'value', 'amount', 'balance'],
@@ -117,8 +108,6 @@ export const FIELD_ALIASES = {
   segments: ['segments', 'manifest'],
   code: ['code', 'error_code'],
   message: ['message', 'error_message', 'detail'],
-  stage: ['stage'],
-  path: ['path'],
   reason: ['reason', 'finish_reason'],
 } as const;
 
@@ -126,6 +115,8 @@ type Field = keyof typeof FIELD_ALIASES;
 const NAMES: Record<Field, FieldNames> = fieldNames(FIELD_ALIASES);
 
 const str = (map: JsonObject, field: Field): string | undefined => findField(map, NAMES[field], as.str);
+/** A field the client only passes on, under the spec's own name. */
+const own = (map: JsonObject, key: string): string | undefined => as.str(map[key]);
 const num = (map: JsonObject, field: Field): number | undefined => findField(map, NAMES[field], as.num);
 const int = (map: JsonObject, field: Field): number | undefined => findField(map, NAMES[field], as.int);
 const bool = (map: JsonObject, field: Field): boolean | undefined => findField(map, NAMES[field], as.bool);
@@ -139,11 +130,11 @@ const skip = (name: string, message: string): ReadResult => ({ kind: 'skip', nam
 /** The envelope every event has; absent parts read as neutral values. */
 function envelope(map: JsonObject) {
   const out: { event_id: string; trace_id: string; timestamp: number; in_reply_to?: string } = {
-    event_id: str(map, 'event_id') ?? '',
-    trace_id: str(map, 'trace_id') ?? '',
-    timestamp: num(map, 'timestamp') ?? 0,
+    event_id: own(map, 'event_id') ?? '',
+    trace_id: own(map, 'trace_id') ?? '',
+    timestamp: as.num(map['timestamp']) ?? 0,
   };
-  const inReplyTo = str(map, 'in_reply_to');
+  const inReplyTo = own(map, 'in_reply_to');
   if (inReplyTo !== undefined) out.in_reply_to = inReplyTo;
   return out;
 }
@@ -254,12 +245,12 @@ function readEvent(map: JsonObject): ReadResult {
           ...base,
           event: 'ready',
           // An unknown mode passes through as the string it is (the session knows the mode it asked for).
-          mode: (str(map, 'mode') ?? '') as Mode,
+          mode: (own(map, 'mode') ?? '') as Mode,
           request_id: requestId,
           session_id: sessionId,
-          provider: str(map, 'provider') ?? '',
-          model: str(map, 'model') ?? '',
-          voice_id: str(map, 'voice_id') ?? '',
+          provider: own(map, 'provider') ?? '',
+          model: own(map, 'model') ?? '',
+          voice_id: own(map, 'voice_id') ?? '',
           format,
           ...pcm(map),
         },
@@ -355,8 +346,8 @@ function readEvent(map: JsonObject): ReadResult {
         retryable: bool(map, 'retryable') ?? false,
         terminal: bool(map, 'terminal') ?? true,
       };
-      const stage = str(map, 'stage');
-      const path = str(map, 'path');
+      const stage = own(map, 'stage');
+      const path = own(map, 'path');
       if (requestId !== '') event.request_id = requestId;
       if (sessionId !== '') event.session_id = sessionId;
       if (stage !== undefined) event.stage = stage;
@@ -391,8 +382,8 @@ function readEvent(map: JsonObject): ReadResult {
           ...base,
           event: 'authenticated',
           session_id: sessionId,
-          site: str(map, 'site') ?? '',
-          protocol_version: num(map, 'protocol_version') ?? 0,
+          site: own(map, 'site') ?? '',
+          protocol_version: as.num(map['protocol_version']) ?? 0,
           quota: quotaOf(map),
         },
       };
