@@ -218,11 +218,13 @@ type FieldKind = 'named' | 'open';
 const READ_FIELDS: Record<string, Record<string, FieldKind>> = {
   input_ack: { sequence: 'open', characters: 'open', buffered_characters: 'open', remaining_capacity: 'open' },
   segment_accepted: { segment_id: 'named', characters: 'open', reserved_units: 'open' },
-  segment_completed: { segment_id: 'open', units: 'open', audio_bytes: 'open' },
+  // The completion's units are what the client reports as the segment's billing, and nothing else carries them: a name of form, never a synonym.
+  segment_completed: { segment_id: 'open', units: 'named', audio_bytes: 'open' },
   usage: { segment_id: 'named', segment_units: 'open', audio_bytes: 'open', quota_remaining: 'open' },
   audio: { audio: 'open', segment_id: 'named', sequence: 'named', sample_rate: 'named', bit_depth: 'named' },
   ready: { format: 'named', sample_rate: 'named', bit_depth: 'named' },
-  finish: { reason: 'named', units: 'open' },
+  // A simple-mode request's units are its finish's.
+  finish: { reason: 'named', units: 'named' },
   request_status: { state: 'named', units: 'open' },
   error: { code: 'named', message: 'named' },
 };
