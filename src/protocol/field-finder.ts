@@ -54,7 +54,7 @@ export function fieldNames<K extends string>(table: Record<K, readonly string[]>
 }
 
 /** How well `key` names the field: its place among the names as written, then another case or separators, then after a prefix; -1 for not at all. */
-function rankOf(key: string, field: FieldNames): number {
+function rankFor(key: string, field: FieldNames): number {
   const exact = field.names.indexOf(key);
   if (exact >= 0) return exact;
   const words = wordsOf(key);
@@ -62,6 +62,29 @@ function rankOf(key: string, field: FieldNames): number {
   if (field.squashed.has(joined)) return 100;
   if (field.claimed.has(joined)) return -1;
   return field.tails.some((t) => t.length < words.length && t.every((w, i) => words[words.length - t.length + i] === w)) ? 101 : -1;
+}
+
+/**
+ * Ranks already worked out, by key then field: a deployment spells a field
+ * the same way in every frame, so each key is analysed once. Bounded: a
+ * server inventing keys empties it now and then, and only costs the work.
+ */
+const ranks = new Map<string, Map<FieldNames, number>>();
+const RANK_CACHE_MAX_KEYS = 1_024;
+
+function rankOf(key: string, field: FieldNames): number {
+  let byField = ranks.get(key);
+  if (byField === undefined) {
+    if (ranks.size >= RANK_CACHE_MAX_KEYS) ranks.clear();
+    byField = new Map();
+    ranks.set(key, byField);
+  }
+  let rank = byField.get(field);
+  if (rank === undefined) {
+    rank = rankFor(key, field);
+    byField.set(field, rank);
+  }
+  return rank;
 }
 
 const isPlainMap = (v: unknown): v is JsonObject => isObject(v) && Object.getPrototypeOf(v) === Object.prototype;
@@ -89,7 +112,9 @@ export function findField<T>(map: JsonObject, field: FieldNames, accept: (value:
     const inner = map[key];
     if (!isPlainMap(inner)) continue;
     for (const child in inner) {
-      const v = field.squashed.has(squash(key) + squash(child)) ? accept(inner[child]) : undefined;
+      // The joined key is ranked like any other (and cached); only a match of the whole name counts here.
+      const r = rankOf(`${key}_${child}`, field);
+      const v = r >= 0 && r <= 100 ? accept(inner[child]) : undefined;
       if (v !== undefined) return v;
     }
     const v = findField(inner, field, accept, depth + 1);
