@@ -48,8 +48,8 @@ export const DiscoveryWarning = {
 /** A voice of `GET {base_url}/voices`. */
 export interface VoiceInfo {
   voiceId: string;
-  /** From the voice's `type` (or a similar field); undefined when the deployment does not say. */
-  type: 'public' | 'personal' | undefined;
+  /** From a marker the client knows (`type`, `visibility`, `is_public`, ...), else by the spec's rule: public voice ids are UUIDs. */
+  type: 'public' | 'personal';
   /** Models the voice supports, as listed (its default engine model first when given). */
   models: string[];
   raw: JsonObject;
@@ -143,13 +143,39 @@ export async function fetchCapabilities(config: ServiceConfig, options: Discover
   return caps;
 }
 
-function typeOf(v: JsonObject): VoiceInfo['type'] {
-  const t = str(v, 'type', 'category', 'visibility', 'source', 'kind')?.toLowerCase();
-  if (t === 'public' || t === 'premade' || t === 'system' || t === 'shared') return 'public';
-  if (t === 'personal' || t === 'private' || t === 'cloned' || t === 'clone' || t === 'designed' || t === 'custom' || t === 'user') return 'personal';
-  const isPublic = bool(v, 'isPublic', 'is_public', 'public');
+/** Values of a voice's kind field that mean public, or personal. */
+const PUBLIC_WORDS: ReadonlySet<string> = new Set(['public', 'premade', 'system', 'shared', 'global', 'stock', 'builtin', 'built-in', 'built_in', 'library', 'official', 'catalog', 'default']);
+const PERSONAL_WORDS: ReadonlySet<string> = new Set(['personal', 'private', 'cloned', 'clone', 'designed', 'custom', 'user', 'mine', 'owned', 'account', 'instant', 'professional', 'generated']);
+/** Flags whose `true` means public, and those whose `true` means personal. */
+const PUBLIC_FLAGS = ['isPublic', 'is_public', 'public', 'isShared', 'is_shared', 'isSystem', 'is_system'];
+const PERSONAL_FLAGS = ['isPersonal', 'is_personal', 'personal', 'isCustom', 'is_custom', 'custom', 'isCloned', 'is_cloned', 'cloned', 'isPrivate', 'is_private', 'owned'];
+
+/** The spec's own rule (4.10): a public voice id is a UUID. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `voiceId` has the form of a public voice id (spec 4.10: a UUID). */
+export function isPublicVoiceIdForm(voiceId: string): boolean {
+  return UUID.test(voiceId);
+}
+
+/**
+ * Public or personal: from a marker the client knows (a kind field such as
+ * `type`, `category`, `visibility` with a value it knows, or a flag such as
+ * `is_public`), else by the spec's rule: public voice ids are UUIDs, so an
+ * unmarked voice whose id is not one is personal.
+ */
+function typeOf(v: JsonObject, voiceId: string): 'public' | 'personal' {
+  for (const key of ['type', 'category', 'visibility', 'source', 'kind', 'scope', 'access', 'ownership', 'origin']) {
+    const word = str(v, key)?.toLowerCase();
+    if (word === undefined) continue;
+    if (PUBLIC_WORDS.has(word)) return 'public';
+    if (PERSONAL_WORDS.has(word)) return 'personal';
+  }
+  const isPublic = bool(v, ...PUBLIC_FLAGS);
   if (isPublic !== undefined) return isPublic ? 'public' : 'personal';
-  return undefined;
+  const isPersonal = bool(v, ...PERSONAL_FLAGS);
+  if (isPersonal !== undefined) return isPersonal ? 'personal' : 'public';
+  return isPublicVoiceIdForm(voiceId) ? 'public' : 'personal';
 }
 
 function voiceOf(value: unknown): VoiceInfo | undefined {
@@ -159,7 +185,7 @@ function voiceOf(value: unknown): VoiceInfo | undefined {
   const first = str(value, 'defaultEngineModelId', 'default_model', 'model');
   const listed = (arr(value, 'models', 'supportedModels', 'supported_models') ?? []).filter((m): m is string => typeof m === 'string');
   const models = first === undefined ? listed : [first, ...listed.filter((m) => m !== first)];
-  return { voiceId, type: typeOf(value), models, raw: value };
+  return { voiceId, type: typeOf(value, voiceId), models, raw: value };
 }
 
 /**
@@ -207,9 +233,11 @@ function modelIn(caps: Capabilities | undefined, model: string): CapabilityModel
 }
 
 /**
- * A voice for `model`, from what the deployment says, in order: the
+ * A public voice for `model`, from what the deployment says, in order: the
  * model's own default voice; its first listed voice; the first public voice
- * of `GET /voices` that supports the model; the compatible voice list.
+ * of `GET /voices` that supports the model (public by a marker the client
+ * knows, else by the spec's rule that public voice ids are UUIDs); the first
+ * UUID of the compatible voice list. Never a personal voice.
  * @param caps the capabilities when the caller read them (`null`: it did, and there are none); else they are read here
  * @throws VoxpipeError `voice_not_found` naming the model when none says
  */
@@ -220,16 +248,17 @@ export async function defaultVoice(config: ServiceConfig, model: string, signal?
   const listed = modelIn(capabilities, model);
   const fromCaps = listed?.defaultVoiceId ?? listed?.voiceIds[0];
   if (fromCaps) return fromCaps;
-  // From the whole list: a voice that says it speaks the model first (public
-  // before unmarked), then one that says nothing of its models.
-  const voices = (await listVoices(config, options)).filter((v) => v.type !== 'personal');
-  const fromList =
-    voices.find((v) => v.type === 'public' && v.models.includes(model)) ??
-    voices.find((v) => v.models.includes(model)) ??
-    voices.find((v) => v.type === 'public' && v.models.length === 0) ??
-    voices.find((v) => v.models.length === 0);
+  // From the whole list, public voices only (a personal voice is never a
+  // default): one that says it speaks the model; one that says nothing of its
+  // models only when no voice of the list says (then support is not known for
+  // any, and the deployment's public voices are what remains).
+  const all = await listVoices(config, options);
+  const voices = all.filter((v) => v.type === 'public');
+  const listsModels = all.some((v) => v.models.length > 0);
+  const fromList = voices.find((v) => v.models.includes(model)) ?? (listsModels ? undefined : voices[0]);
   if (fromList) return fromList.voiceId;
-  const compat = await compatVoices(config, options);
+  // The compatible list says neither kind nor models: only an id of the public form.
+  const compat = (await compatVoices(config, options)).filter(isPublicVoiceIdForm);
   if (compat[0]) return compat[0];
   throw new VoxpipeError('voice_not_found', `no public voice found for model ${model}; pass a voice id (--voice)`);
 }

@@ -72,3 +72,20 @@ export function probeEncodedLayout(format: string, bytes: Uint8Array): EncodedLa
       return undefined;
   }
 }
+
+/** What the first bytes of a body are, by their signature: a RIFF/WAVE file, an mp3 (ID3 tag, or an MPEG audio frame at the start), an Ogg stream; undefined when none. */
+export type SniffedContainer = 'wav' | 'mp3' | 'ogg';
+
+/**
+ * The container `bytes` start with. `mpegSync`: also take an MPEG frame
+ * header at byte 0 as mp3 (a weak sign: raw PCM may start with such bytes,
+ * so a body labelled raw PCM is not sniffed for it).
+ */
+export function sniffContainer(bytes: Uint8Array, mpegSync = true): SniffedContainer | undefined {
+  const ascii = (at: number, text: string) => bytes.length >= at + text.length && [...text].every((c, i) => bytes[at + i] === c.charCodeAt(0));
+  if (ascii(0, 'RIFF') && ascii(8, 'WAVE')) return 'wav';
+  if (ascii(0, 'OggS')) return 'ogg';
+  if (ascii(0, 'ID3')) return 'mp3';
+  if (mpegSync && bytes.length >= 4 && bytes[0] === 0xff && (bytes[1]! & 0xe0) === 0xe0 && mp3Layout(bytes.subarray(0, 4)) !== undefined) return 'mp3';
+  return undefined;
+}

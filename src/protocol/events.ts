@@ -162,7 +162,13 @@ export const InputAckEventSchema = z.looseObject({
   event: z.literal('input_ack'),
   ...common,
   request_id: z.string(),
-  sequence: z.number(),
+  /**
+   * The acknowledged `text` sequence. Our server always sends it; the
+   * client's reader leaves it out when a deployment names it in a way no
+   * reader knows, and the ack then answers the oldest text frame not yet
+   * acknowledged (acks come in order).
+   */
+  sequence: z.number().optional(),
   characters: z.number(),
   buffered_characters: z.number(),
   remaining_capacity: z.number(),

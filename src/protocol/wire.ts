@@ -17,7 +17,7 @@
  * decoded as a view without copying); bench/codec.mjs compares it with
  * msgpackr, and only this module would change if the other won.
  */
-import { Decoder, Encoder } from '@msgpack/msgpack';
+import { Decoder, Encoder, ExtData, ExtensionCodec, decodeTimestampExtension, encodeTimestampExtension, EXT_TIMESTAMP } from '@msgpack/msgpack';
 import { ProtocolError } from '../errors.js';
 import { ErrorCode } from './constants.js';
 import { LIMITS } from './limits.js';
@@ -25,13 +25,34 @@ import { decodeFlatMap } from './flat-frame.js';
 import { inspectShape } from './msgpack-shape.js';
 import { INVALID_SERVER_FRAME, readServerEvent, type ReadResult } from './server-reader.js';
 
+/**
+ * Extension values are legal MessagePack (a deployment may put a timestamp
+ * extension in a field the client never reads): a timestamp decodes to a
+ * `Date`, any other type, or a timestamp of a size the spec of MessagePack
+ * does not define, to an `ExtData` holding a view of its bytes. None throws:
+ * a value the client does not read must not end a frame.
+ */
+const extensions = new ExtensionCodec();
+extensions.register({
+  type: EXT_TIMESTAMP,
+  encode: encodeTimestampExtension,
+  decode: (data: Uint8Array, type: number) => {
+    try {
+      return decodeTimestampExtension(data);
+    } catch {
+      return new ExtData(type, data);
+    }
+  },
+});
+
 /** Bounded by the limits; UTF-8 and `__proto__` keys are checked by the pre-scan (msgpack-shape.ts). */
 const decoder = new Decoder({
   maxStrLength: LIMITS.maxFrameBytes,
   maxBinLength: LIMITS.maxFrameBytes,
   maxArrayLength: 4_096,
   maxMapLength: 64,
-  maxExtLength: 0,
+  maxExtLength: LIMITS.maxFrameBytes,
+  extensionCodec: extensions,
 });
 
 /** Own keys of every decoded map in `value` (maps decode to plain objects). */

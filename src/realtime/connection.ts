@@ -16,7 +16,7 @@ import { encodeFrame, readServerFrame } from '../protocol/wire.js';
 import { CloseCode, ErrorCode, isRetryableClose, SUBPROTOCOL } from '../protocol/constants.js';
 import type { AuthenticatedEvent, ClientEvent, ServerEvent } from '../protocol/events.js';
 import { LIMITS } from '../protocol/limits.js';
-import { IGNORED_SERVER_EVENT, INVALID_SERVER_FRAME } from '../protocol/server-reader.js';
+import { FIELD_NOT_FOUND, IGNORED_SERVER_EVENT, INVALID_SERVER_FRAME } from '../protocol/server-reader.js';
 import { handshakeError } from './handshake.js';
 import { liveUrl } from '../config.js';
 import { KEEPALIVE_BUSY_MAX_MS, serverActivity, type ServerActivity } from './budgets.js';
@@ -203,6 +203,11 @@ class Connection implements RealtimeConnection {
       : ({ kind: 'unusable', error: new ProtocolError(INVALID_SERVER_FRAME, 'server sent a text frame; v2 frames are binary MessagePack') } as const);
     switch (read.kind) {
       case 'event':
+        // A needed field under no name the reader knows: read by meaning, said once per kind.
+        if (read.missing !== undefined && !this.#skipped.has(read.missing)) {
+          this.#skipped.add(read.missing);
+          this.#opts.onEvent({ event: 'warning', event_id: '', trace_id: '', timestamp: Date.now(), code: FIELD_NOT_FOUND, message: `the server's ${read.missing} was found under no name the client knows; read by its meaning` });
+        }
         this.#opts.onEvent(read.event);
         return;
       case 'skip':

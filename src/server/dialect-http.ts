@@ -2,7 +2,9 @@
  * The HTTP side of a dialect at the one place every reply passes (`app.ts`
  * writes replies and errors through here): error bodies and their content
  * types, redirect status and Location form, `Retry-After` as seconds or a
- * date, the Content-Type of wav and pcm audio, WAV files with extra chunks
+ * date, the Content-Type of wav, pcm, mp3 and opus audio (raw PCM under
+ * L16 or GStreamer labels, its bytes big-endian where the label says so),
+ * WAV files with extra chunks
  * before `data`, unknown fields on JSON bodies, gzip and chunked transfer,
  * and redirects to another origin (`startForeignHost`).
  * Routes keep answering in our own shapes; a preset changes nothing here.
@@ -13,7 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, STATUS_CODES } from 'node:http';
 import { HEADERS } from '../protocol/rest.js';
 import type { Dialect, WireStyle } from './dialect.js';
-import { pick, rng, UNKNOWN_NAMES, type Rng } from './dialect-random.js';
+import { pick, rng, UNKNOWN_AUDIO_LABEL, UNKNOWN_NAMES, type Rng } from './dialect-random.js';
 import type { Reply } from './http/router.js';
 
 /** A REST error reply in the dialect's shape and content type (spec 7.1 describes both shapes; the type is open). */
@@ -64,12 +66,24 @@ export function dialectReply(wire: WireStyle, reply: Reply): Reply {
     body = withWavChunks(body, wire.wavChunks);
     setHeader(headers, 'content-type', wire.wavContentType);
   }
-  if (type.startsWith('audio/pcm') && wire.pcmStatement !== 'headers') {
-    const rate = headerOf(headers, HEADERS.sampleRate);
+  const rate = headerOf(headers, HEADERS.sampleRate);
+  // A TTS route's pcm (it states its layout); the manifest's segment audio is the realtime frames' bytes, left as they are.
+  if (type.startsWith('audio/pcm') && wire.pcmStatement !== 'headers' && rate !== undefined) {
     const channels = headerOf(headers, HEADERS.channels) ?? 1;
-    if (rate !== undefined) setHeader(headers, 'content-type', `audio/L16;rate=${rate};channels=${channels}`);
-    if (wire.pcmStatement === 'l16') for (const h of [HEADERS.sampleRate, HEADERS.channels, HEADERS.bitDepth]) deleteHeader(headers, h);
+    const statement = wire.pcmStatement;
+    if (statement === 'unknown-label') setHeader(headers, 'content-type', UNKNOWN_AUDIO_LABEL);
+    else {
+      // RFC 2586: L16 is network byte order; GStreamer says its order in `format`.
+      const bigEndian = statement === 'l16' || statement === 'both' || statement === 'x-raw-be';
+      if (bigEndian && Buffer.isBuffer(body)) body = Buffer.from(body.subarray(0, body.length - (body.length % 2))).swap16();
+      const label = statement === 'x-raw' || statement === 'x-raw-be' ? `audio/x-raw, format=${bigEndian ? 'S16BE' : 'S16LE'}, rate=${rate}, channels=${channels}, layout=interleaved` : `audio/L16;rate=${rate};channels=${channels}`;
+      setHeader(headers, 'content-type', label);
+      // Only `both` keeps our headers next to the label: the others state the layout by the label alone.
+      if (statement !== 'both') for (const h of [HEADERS.sampleRate, HEADERS.channels, HEADERS.bitDepth]) deleteHeader(headers, h);
+    }
   }
+  if (type.startsWith('audio/mpeg') && wire.mp3ContentType !== 'audio/mpeg') setHeader(headers, 'content-type', wire.mp3ContentType);
+  if (type.startsWith('audio/ogg') && wire.opusContentType !== 'audio/ogg') setHeader(headers, 'content-type', wire.opusContentType);
   if (json !== undefined && wire.unknownFields > 0 && typeof json === 'object' && json !== null && !Array.isArray(json) && r() < wire.unknownFields) {
     json = { ...(json as Record<string, unknown>), [pick(r, UNKNOWN_NAMES.fields)]: unknownJson(r) };
   }

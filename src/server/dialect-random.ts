@@ -12,9 +12,14 @@
  * The same spelling replays the same deployment (the per-connection choices,
  * e.g. where an unknown event goes, come from a stream seeded by the dialect
  * and the connection's number). `describe()` prints the draw.
+ *
+ * Field names are drawn outside the client: this module never reads the
+ * client's alias table, and spells every field the client reads in a way of
+ * its own (another case, a prefix word, a nested map, and for the fields the
+ * spec names only in prose a generated synonym). test/dialect/ checks that no
+ * drawn spelling of a field the client reads is one the client's table
+ * holds, so the reader has to find them by form or by meaning.
  */
-import { FIELD_ALIASES } from '../protocol/server-reader.js';
-
 /** Every open point a random dialect draws, by name (the names `off=` and `only=` take). */
 export const RANDOM_POINTS = [
   // realtime
@@ -24,6 +29,7 @@ export const RANDOM_POINTS = [
   'envelope',
   'timestamps',
   'sequence',
+  'numbers',
   'frames',
   'unknownEvents',
   'unknownFields',
@@ -82,14 +88,23 @@ export type FrameDraw = { kind: 'as-is' } | { kind: 'split'; bytes: number } | {
 
 /** What a random dialect drew for its realtime side. */
 export interface RealtimeDraw {
-  /** Spelling of each (event, canonical field) the client reads; absent: canonical. */
+  /**
+   * Spelling of each (event, canonical field) the client reads; absent:
+   * canonical. A dot nests: `payload.Sequence` puts the field in a map
+   * under `payload`.
+   */
   spellings: Record<string, Record<string, string>>;
+  /** `event.field` of the needed fields spelt with a synonym: the client finds them by meaning alone (and says so once). */
+  byMeaning: string[];
+  /** How whole numbers are encoded: as the smallest MessagePack int (ours), or drawn per value among wider ints and floats. */
+  numbers: 'smallest' | 'varied';
   /** Spellings no client reads, for fields the client does not need. */
   unread: Record<string, Record<string, string>>;
   quota: 'number' | 'object' | 'string';
   /** Each envelope field: always, never or on about half the events. */
   envelope: Record<'event_id' | 'trace_id' | 'timestamp', 'always' | 'never' | 'sometimes'>;
-  timestamps: 'number' | 'numeric-string' | 'iso';
+  /** `ext`: a MessagePack timestamp extension. */
+  timestamps: 'number' | 'numeric-string' | 'iso' | 'ext';
   sequence: { start: number; scope: 'connection' | 'segment' | 'request'; step: number | 'random' };
   frames: FrameDraw;
   /** Chance of an unknown event before any event. */
@@ -119,8 +134,16 @@ export interface HttpDraw {
   redirectHost: 'same' | 'other';
   retryAfter: 'seconds' | 'date';
   wavContentType: string;
-  /** How a pcm body states its layout: our `x-*` headers, an `audio/L16` Content-Type alone, or both. */
-  pcmStatement: 'headers' | 'l16' | 'both';
+  /**
+   * How a pcm body states its layout: our `x-*` headers; RFC 2586
+   * `audio/L16` alone (its bytes then big-endian, as L16 is) or with the
+   * headers; GStreamer caps (`audio/x-raw, format=S16LE|S16BE, rate=…`); or
+   * the headers under a label no client knows.
+   */
+  pcmStatement: 'headers' | 'l16' | 'both' | 'x-raw' | 'x-raw-be' | 'unknown-label';
+  /** Content-Type of mp3 and of Ogg Opus bodies. */
+  mp3ContentType: string;
+  opusContentType: string;
   gzip: boolean;
   chunked: boolean;
   /** Chunks put between `fmt ` and `data` of complete WAV files. */
@@ -144,6 +167,8 @@ export interface RandomDraw {
 
 export const REFERENCE_REALTIME: RealtimeDraw = {
   spellings: {},
+  byMeaning: [],
+  numbers: 'smallest',
   unread: {},
   quota: 'number',
   envelope: { event_id: 'always', trace_id: 'always', timestamp: 'always' },
@@ -166,6 +191,8 @@ export const REFERENCE_HTTP: HttpDraw = {
   retryAfter: 'seconds',
   wavContentType: 'audio/wav',
   pcmStatement: 'headers',
+  mp3ContentType: 'audio/mpeg',
+  opusContentType: 'audio/ogg',
   gzip: false,
   chunked: false,
   wavChunks: [],
@@ -178,26 +205,99 @@ export const REFERENCE_HTTP: HttpDraw = {
 };
 
 /**
- * The fields of each event the client reads, with their canonical names;
- * their spellings come from the client's own alias table (`FIELD_ALIASES`),
- * plus the few spellings the reader names inline.
+ * How a field the client reads may be spelt. `named`: the spec names it
+ * exactly (a deployment may still write it in another case, after a prefix,
+ * or nested). `open`: the spec names it in prose only, or the client can do
+ * without its name (it finds the value by meaning: an ack answers the text
+ * frame sent before it, a completion the segment open, audio is the frame's
+ * bytes), so any word may name it.
  */
-const READ_FIELDS: Record<string, Record<string, readonly string[]>> = {
-  input_ack: {
-    sequence: FIELD_ALIASES.sequence,
-    characters: FIELD_ALIASES.characters,
-    buffered_characters: FIELD_ALIASES.buffered_characters,
-    remaining_capacity: FIELD_ALIASES.remaining_capacity,
-  },
-  segment_accepted: { segment_id: FIELD_ALIASES.segment_id, characters: FIELD_ALIASES.characters, reserved_units: FIELD_ALIASES.reserved_units },
-  segment_completed: { segment_id: FIELD_ALIASES.segment_id, units: FIELD_ALIASES.units, audio_bytes: FIELD_ALIASES.audio_bytes },
-  usage: { segment_id: FIELD_ALIASES.segment_id, segment_units: ['segment_units', 'units'], audio_bytes: FIELD_ALIASES.audio_bytes, quota_remaining: ['quota_remaining', 'remaining_quota'] },
-  audio: { segment_id: FIELD_ALIASES.segment_id, sequence: FIELD_ALIASES.sequence, sample_rate: ['sample_rate', 'sampleRate'], bit_depth: ['bit_depth', 'bitDepth', 'bits_per_sample'] },
-  ready: { format: ['format', 'audio_format', 'output_format'], sample_rate: ['sample_rate', 'sampleRate'], bit_depth: ['bit_depth', 'bitDepth', 'bits_per_sample'] },
-  finish: { reason: ['reason', 'finish_reason'], units: FIELD_ALIASES.units },
-  request_status: { state: ['state', 'status'], units: FIELD_ALIASES.units },
-  error: { code: ['code', 'error_code'], message: ['message', 'error_message', 'detail'] },
+type FieldKind = 'named' | 'open';
+
+/** The fields of each event the client reads (server-reader.ts's table), by their canonical names. */
+const READ_FIELDS: Record<string, Record<string, FieldKind>> = {
+  input_ack: { sequence: 'open', characters: 'open', buffered_characters: 'open', remaining_capacity: 'open' },
+  segment_accepted: { segment_id: 'named', characters: 'open', reserved_units: 'open' },
+  // The completion's units are what the client reports as the segment's billing, and nothing else carries them: a name of form, never a synonym.
+  segment_completed: { segment_id: 'open', units: 'named', audio_bytes: 'open' },
+  usage: { segment_id: 'named', segment_units: 'open', audio_bytes: 'open', quota_remaining: 'open' },
+  audio: { audio: 'open', segment_id: 'named', sequence: 'named', sample_rate: 'named', bit_depth: 'named' },
+  ready: { format: 'named', sample_rate: 'named', bit_depth: 'named' },
+  // A simple-mode request's units are its finish's.
+  finish: { reason: 'named', units: 'named' },
+  request_status: { state: 'named', units: 'open' },
+  error: { code: 'named', message: 'named' },
 };
+
+/** The fields whose meaning the client has without a name: one spelt with a synonym costs it a `server_field_not_found` note. */
+const FOUND_BY_MEANING = ['input_ack.sequence', 'segment_completed.segment_id'];
+
+/** Words a synonym of each open field is made of: a qualifier (or none) and a noun. */
+const SYNONYM_WORDS: Record<string, { of: readonly string[]; nouns: readonly string[] }> = {
+  sequence: { of: ['acked', 'received', 'committed', 'last', 'current', ''], nouns: ['frame_no', 'ordinal', 'counter', 'msg_num', 'text_idx'] },
+  characters: { of: ['accepted', 'taken', 'got', ''], nouns: ['glyphs', 'text_len', 'char_total', 'codepoints'] },
+  buffered_characters: { of: ['pending', 'queued', 'held'], nouns: ['glyphs', 'text_len', 'codepoints'] },
+  remaining_capacity: { of: ['free', 'spare', ''], nouns: ['room', 'headroom', 'slack'] },
+  reserved_units: { of: ['held', 'booked', 'pre'], nouns: ['credits', 'cost', 'charge'] },
+  units: { of: ['billed', 'spent', ''], nouns: ['credits', 'cost', 'charge'] },
+  segment_units: { of: ['billed', 'spent', ''], nouns: ['credits', 'cost', 'charge'] },
+  quota_remaining: { of: ['credit', 'allowance'], nouns: ['left', 'balance_now'] },
+  audio_bytes: { of: ['payload', 'pcm', 'encoded'], nouns: ['octets', 'size', 'byte_len'] },
+  segment_id: { of: ['clip', 'part', 'utterance'], nouns: ['ref', 'key', 'handle', 'name'] },
+  audio: { of: ['pcm', 'sound', 'speech', ''], nouns: ['chunk', 'samples', 'blob', 'payload_bin'] },
+};
+
+/** Words put before a field's name, and the maps a field may be nested in. */
+const PREFIXES = ['x', 'svc', 'srv', 'vnd', 'rt'];
+const GROUPS = ['payload', 'body', 'attrs', 'ack_info', 'meta_fields'];
+
+const wordsOf = (name: string) => name.split('_');
+const pascal = (name: string) => wordsOf(name).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+
+/** One spelling of `field`: never our own name, so a client that reads only that fails. */
+function drawSpelling(r: Rng, field: string, kind: FieldKind): { name: string; synonym: boolean } {
+  const synonymOf = (): string => {
+    const words = SYNONYM_WORDS[field]!;
+    const of = pick(r, words.of);
+    const noun = pick(r, words.nouns);
+    return of === '' ? noun : `${of}_${noun}`;
+  };
+  // A one-word name has no separator to change: no kebab form.
+  const forms = [...(field.includes('_') ? ['kebab'] : []), 'upper', 'pascal', 'prefix', 'camel-prefix', 'nested', ...(kind === 'open' && SYNONYM_WORDS[field] ? ['synonym', 'synonym', 'nested-synonym'] : [])];
+  // Audio bytes are found by type only at the top of the frame: a synonym there, never nested.
+  const form = pick(r, field === 'audio' ? forms.filter((f) => f !== 'nested-synonym') : forms);
+  switch (form) {
+    case 'upper':
+      return { name: field.toUpperCase(), synonym: false };
+    case 'pascal':
+      return { name: pascal(field), synonym: false };
+    case 'kebab':
+      return { name: field.replaceAll('_', '-'), synonym: false };
+    case 'prefix':
+      return { name: `${pick(r, PREFIXES)}_${field}`, synonym: false };
+    case 'camel-prefix':
+      return { name: `${pick(r, PREFIXES)}${pascal(field)}`, synonym: false };
+    case 'nested':
+      return { name: `${pick(r, GROUPS)}.${pick(r, [field, pascal(field), field.toUpperCase()])}`, synonym: false };
+    case 'synonym':
+      return { name: synonymOf(), synonym: true };
+    default:
+      return { name: `${pick(r, GROUPS)}.${synonymOf()}`, synonym: true };
+  }
+}
+
+function drawReadSpellings(r: Rng): Pick<RealtimeDraw, 'spellings' | 'byMeaning'> {
+  const spellings: Record<string, Record<string, string>> = {};
+  const byMeaning: string[] = [];
+  for (const [event, fields] of Object.entries(READ_FIELDS)) {
+    for (const [field, kind] of Object.entries(fields)) {
+      const { name, synonym } = drawSpelling(r, field, kind);
+      (spellings[event] ??= {})[field] = name;
+      if (synonym && FOUND_BY_MEANING.includes(`${event}.${field}`)) byMeaning.push(`${event}.${field}`);
+    }
+  }
+  return { spellings, byMeaning };
+}
 
 /** Fields the client does not need (server-reader.ts: it requires only what it acts on), with spellings no reader knows. */
 const UNREAD_FIELDS: Record<string, Record<string, readonly string[]>> = {
@@ -216,12 +316,11 @@ const UNKNOWN_EVENT_NAMES = ['server_stats', 'heartbeat', 'metrics', 'progress',
 /** Names of unknown fields: none is a field or alias any reader knows. */
 const UNKNOWN_FIELD_NAMES = ['server_region', 'served_by', 'shard', 'latency_hint', 'meta', 'debug_info', '_v', 'x_trace', 'worker', 'build', 'tags'];
 
-function drawSpellings(r: Rng, table: Record<string, Record<string, readonly string[]>>, keepCanonical: boolean): Record<string, Record<string, string>> {
+function drawSpellings(r: Rng, table: Record<string, Record<string, readonly string[]>>): Record<string, Record<string, string>> {
   const out: Record<string, Record<string, string>> = {};
   for (const [event, fields] of Object.entries(table)) {
     for (const [field, names] of Object.entries(fields)) {
-      // About a third of the fields keep our own name where it is one of the choices.
-      const name = keepCanonical && r() < 0.3 ? field : pick(r, names);
+      const name = pick(r, names);
       if (name !== field) (out[event] ??= {})[field] = name;
     }
   }
@@ -232,15 +331,16 @@ function drawSpellings(r: Rng, table: Record<string, Record<string, readonly str
 function drawRealtime(seed: string, on: (p: RandomPoint) => boolean): RealtimeDraw {
   const d: RealtimeDraw = structuredClone(REFERENCE_REALTIME);
   const r = (p: RandomPoint) => rng(seed, p);
-  if (on('spellings')) d.spellings = drawSpellings(r('spellings'), READ_FIELDS, true);
-  if (on('unreadSpellings')) d.unread = drawSpellings(r('unreadSpellings'), UNREAD_FIELDS, false);
+  if (on('spellings')) Object.assign(d, drawReadSpellings(r('spellings')));
+  if (on('unreadSpellings')) d.unread = drawSpellings(r('unreadSpellings'), UNREAD_FIELDS);
   if (on('quota')) d.quota = pick(r('quota'), ['number', 'object', 'string'] as const);
   if (on('envelope')) {
     const e = r('envelope');
     const presence = ['always', 'never', 'sometimes'] as const;
     d.envelope = { event_id: pick(e, presence), trace_id: pick(e, presence), timestamp: pick(e, presence) };
   }
-  if (on('timestamps')) d.timestamps = pick(r('timestamps'), ['number', 'numeric-string', 'iso'] as const);
+  if (on('timestamps')) d.timestamps = pick(r('timestamps'), ['number', 'numeric-string', 'iso', 'ext'] as const);
+  if (on('numbers')) d.numbers = pick(r('numbers'), ['smallest', 'varied'] as const);
   if (on('sequence')) {
     const s = r('sequence');
     d.sequence = {
@@ -291,8 +391,10 @@ function drawHttp(seed: string, on: (p: RandomPoint) => boolean): HttpDraw {
   if (on('retryAfter')) d.retryAfter = pick(r('retryAfter'), ['seconds', 'date'] as const);
   if (on('contentTypes')) {
     const e = r('contentTypes');
-    d.wavContentType = pick(e, ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave']);
-    d.pcmStatement = pick(e, ['headers', 'l16', 'both'] as const);
+    d.wavContentType = pick(e, ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave', 'application/octet-stream', UNKNOWN_AUDIO_LABEL]);
+    d.pcmStatement = pick(e, ['headers', 'l16', 'both', 'x-raw', 'x-raw-be', 'unknown-label'] as const);
+    d.mp3ContentType = pick(e, ['audio/mpeg', 'audio/mp3', 'application/octet-stream', UNKNOWN_AUDIO_LABEL]);
+    d.opusContentType = pick(e, ['audio/ogg', 'audio/opus', 'audio/ogg; codecs=opus', 'application/ogg', UNKNOWN_AUDIO_LABEL]);
   }
   if (on('encoding')) {
     const e = r('encoding');
@@ -310,6 +412,14 @@ function drawHttp(seed: string, on: (p: RandomPoint) => boolean): HttpDraw {
   if (on('tickets')) d.ticketField = pick(r('tickets'), ['ticket', 'ticket_token', 'ticketToken', 'token']);
   if (on('manifest')) d.manifest = pick(r('manifest'), ['reference', 'alt'] as const);
   return d;
+}
+
+/** An audio label no media stack uses: a client must go by the bytes (and warn). */
+export const UNKNOWN_AUDIO_LABEL = 'audio/x-vnd.drawn-audio';
+
+/** Whether an HTTP draw labels some audio in a way a client cannot know (it then warns `unknown_audio_type`). */
+export function labelsAudioUnknown(h: HttpDraw): boolean {
+  return h.pcmStatement === 'unknown-label' || [h.wavContentType, h.mp3ContentType, h.opusContentType].includes(UNKNOWN_AUDIO_LABEL);
 }
 
 /** Spelling of a random dialect: `random:SEED`, optionally `:off=a,b` or `:only=a,b`. */
@@ -347,11 +457,11 @@ export function describeDraw(name: string, draw: RandomDraw): string {
   const frames = rt.frames.kind === 'split' ? `split ${rt.frames.bytes} B` : rt.frames.kind === 'merge' ? `merge ${rt.frames.count}` : 'as-is';
   return [
     `${name} (replay: VOXPIPE_DIALECT=${name})`,
-    `realtime: spellings ${spell(rt.spellings)}; unread ${spell(rt.unread)}; quota ${rt.quota}`,
+    `realtime: spellings ${spell(rt.spellings)} (found by meaning: ${rt.byMeaning.join(',') || 'none'}); unread ${spell(rt.unread)}; quota ${rt.quota}; numbers ${rt.numbers}`,
     `envelope event_id ${rt.envelope.event_id}, trace_id ${rt.envelope.trace_id}, timestamp ${rt.envelope.timestamp} as ${rt.timestamps}`,
     `audio sequence from ${rt.sequence.start} per ${rt.sequence.scope} step ${rt.sequence.step}; frames ${frames}; pcm rate ${rt.sampleRate ?? 'engine'}`,
     `unknown events ${rt.unknownEvents}, unknown fields ${rt.unknownFields}; close after finish ${rt.normalClose}; jitter ${rt.jitter.maxMs} ms on ${rt.jitter.share}`,
-    `http: errors ${h.errorBody}/${h.errorContentType}; redirects ${h.redirectStatus} ${h.redirectHost === 'other' ? 'absolute to another origin' : h.redirectLocation}; Retry-After ${h.retryAfter}; wav ${h.wavContentType}; pcm layout by ${h.pcmStatement}`,
+    `http: errors ${h.errorBody}/${h.errorContentType}; redirects ${h.redirectStatus} ${h.redirectHost === 'other' ? 'absolute to another origin' : h.redirectLocation}; Retry-After ${h.retryAfter}; wav ${h.wavContentType}; pcm layout by ${h.pcmStatement}; mp3 ${h.mp3ContentType}; opus ${h.opusContentType}`,
     `gzip ${h.gzip}, chunked ${h.chunked}; wav chunks [${h.wavChunks.join(',')}]; voices ${h.paging} (pages of at most ${h.maxPageSize}); jobs ${h.jobShape}; capabilities ${h.capabilities}; ticket field ${h.ticketField}; manifest ${h.manifest}`,
   ].join('; ');
 }

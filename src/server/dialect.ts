@@ -33,7 +33,8 @@
  */
 
 import { describeDraw, drawRandomDialect, isRandomDialectName, REFERENCE_HTTP, type HttpDraw } from './dialect-random.js';
-import { randomRealtime, type RealtimeRewriter } from './dialect-realtime.js';
+import { encodeDrawnFrame, randomRealtime, type RealtimeRewriter } from './dialect-realtime.js';
+import { encodeFrame } from '../protocol/wire.js';
 
 export const DIALECTS = ['reference', 'alt', 'minimal'] as const;
 /** A preset's name; `random:SEED` (with `:off=` or `:only=`) names a drawn dialect. */
@@ -43,7 +44,7 @@ export type JobShape = 'envelope' | 'flat' | 'minimal';
 export type { RealtimeRewriter } from './dialect-realtime.js';
 
 /** The HTTP choices beyond the route views: errors, redirects, headers, encodings, WAV chunks. */
-export type WireStyle = Pick<HttpDraw, 'errorContentType' | 'redirectStatus' | 'redirectLocation' | 'redirectHost' | 'retryAfter' | 'wavContentType' | 'pcmStatement' | 'gzip' | 'chunked' | 'wavChunks' | 'maxPageSize'> & {
+export type WireStyle = Pick<HttpDraw, 'errorContentType' | 'redirectStatus' | 'redirectLocation' | 'redirectHost' | 'retryAfter' | 'wavContentType' | 'pcmStatement' | 'mp3ContentType' | 'opusContentType' | 'gzip' | 'chunked' | 'wavChunks' | 'maxPageSize'> & {
   /** Chance of unknown fields on a JSON body (0: none). */
   unknownFields: number;
   /** Seed of the per-response draws (which unknown fields); empty for a preset, whose wire is ours. */
@@ -54,6 +55,8 @@ export interface Dialect {
   name: DialectName;
   /** Rewrites realtime events of one connection before they are encoded (stateful: sequence scope). */
   realtime(): RealtimeRewriter;
+  /** Encodes one rewritten frame (a drawn dialect may write numbers in other encodings). */
+  encode(frame: Record<string, unknown>): Uint8Array;
   capabilities: HttpDraw['capabilities'];
   manifest: 'reference' | 'alt';
   voicesPaging: HttpDraw['paging'];
@@ -122,6 +125,8 @@ const REFERENCE_WIRE: WireStyle = {
   retryAfter: REFERENCE_HTTP.retryAfter,
   wavContentType: REFERENCE_HTTP.wavContentType,
   pcmStatement: REFERENCE_HTTP.pcmStatement,
+  mp3ContentType: REFERENCE_HTTP.mp3ContentType,
+  opusContentType: REFERENCE_HTTP.opusContentType,
   gzip: REFERENCE_HTTP.gzip,
   chunked: REFERENCE_HTTP.chunked,
   wavChunks: REFERENCE_HTTP.wavChunks,
@@ -129,7 +134,7 @@ const REFERENCE_WIRE: WireStyle = {
   unknownFields: 0,
   seed: '',
 };
-const PRESET_REALTIME = { wire: REFERENCE_WIRE, sampleRate: undefined, normalClose: 1000, jitter: { maxMs: 0, share: 0 } } as const;
+const PRESET_REALTIME = { wire: REFERENCE_WIRE, sampleRate: undefined, normalClose: 1000, jitter: { maxMs: 0, share: 0 }, encode: encodeFrame } as const;
 
 const TABLE: Record<(typeof DIALECTS)[number], Omit<Dialect, 'name'>> = {
   reference: { realtime: () => identity, capabilities: 'reference', manifest: 'reference', voicesPaging: 'offset', errorBody: 'wrapped', jobShape: 'envelope', ticketField: 'ticket', ...PRESET_REALTIME },
@@ -148,6 +153,7 @@ function randomDialect(name: `random:${string}`): Dialect {
   return {
     name,
     realtime: randomRealtime(rt, draw.seed),
+    encode: rt.numbers === 'varied' ? encodeDrawnFrame : encodeFrame,
     capabilities: h.capabilities,
     manifest: h.manifest,
     voicesPaging: h.paging,
@@ -162,6 +168,8 @@ function randomDialect(name: `random:${string}`): Dialect {
       retryAfter: h.retryAfter,
       wavContentType: h.wavContentType,
       pcmStatement: h.pcmStatement,
+      mp3ContentType: h.mp3ContentType,
+      opusContentType: h.opusContentType,
       gzip: h.gzip,
       chunked: h.chunked,
       wavChunks: h.wavChunks,

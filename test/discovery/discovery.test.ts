@@ -118,13 +118,62 @@ describe('capabilities in any shape', () => {
     }
   });
 
-  it('only the compatible voice list: a voice from it', async () => {
-    const f = await fixture((_req, url) => (url.pathname === '/v1/audio/voices' ? { status: 200, body: { voices: [{ id: 'compat-1' }] } } : undefined));
+  it('only the compatible voice list: its first id of the public form (a UUID), never another', async () => {
+    const uuid = '0b7e6f4a-2c1d-4e3f-8a9b-1c2d3e4f5a6b';
+    const f = await fixture((_req, url) => (url.pathname === '/v1/audio/voices' ? { status: 200, body: { voices: [{ id: 'my-clone' }, { id: uuid }] } } : undefined));
     try {
-      expect(await defaultVoice(configAt(f.url), 'any-model')).toBe('compat-1');
+      expect(await defaultVoice(configAt(f.url), 'any-model')).toBe(uuid);
     } finally {
       await f.close();
     }
+  });
+
+  describe('public voices by any marker the client knows, else by the spec\'s rule (public voice ids are UUIDs)', () => {
+    const PUBLIC_A = '1a2b3c4d-0000-4000-8000-00000000000a';
+    const PUBLIC_B = '1a2b3c4d-0000-4000-8000-00000000000b';
+    const voicesAt = (items: unknown[]) => fixture((_req, url) => (url.pathname === '/api/open/v1/voices' ? { status: 200, body: { data: items } } : undefined));
+
+    it('a marker the client does not know: the personal voice listed first (not a UUID) is never the default', async () => {
+      const f = await voicesAt([
+        { voiceId: 'my-cloned-voice', tier: 'workspace', models: ['m1'] },
+        { voiceId: PUBLIC_A, tier: 'catalogue', models: ['m1'] },
+      ]);
+      try {
+        expect(await defaultVoice(configAt(f.url), 'm1')).toBe(PUBLIC_A);
+        expect((await listVoices(configAt(f.url))).map((v) => v.type)).toEqual(['personal', 'public']);
+      } finally {
+        await f.close();
+      }
+    });
+
+    it.each([
+      ['visibility', { visibility: 'private' }, { visibility: 'public' }],
+      ['is_custom', { is_custom: true }, { is_custom: false }],
+      ['scope', { scope: 'account' }, { scope: 'global' }],
+    ])('a known marker (%s) wins over the id form', async (_name, personal, pub) => {
+      const f = await voicesAt([
+        { voiceId: PUBLIC_A, ...personal, models: ['m1'] },
+        { voiceId: 'stock-voice', ...pub, models: ['m1'] },
+      ]);
+      try {
+        expect(await defaultVoice(configAt(f.url), 'm1')).toBe('stock-voice');
+      } finally {
+        await f.close();
+      }
+    });
+
+    it('only among voices known to support the model: a public voice of another model is not taken', async () => {
+      const f = await voicesAt([
+        { voiceId: PUBLIC_A, models: ['other'] },
+        { voiceId: PUBLIC_B, models: ['m1'] },
+      ]);
+      try {
+        expect(await defaultVoice(configAt(f.url), 'm1')).toBe(PUBLIC_B);
+        await expect(defaultVoice(configAt(f.url), 'm2')).rejects.toMatchObject({ code: 'voice_not_found' });
+      } finally {
+        await f.close();
+      }
+    });
   });
 
   it('nothing names a voice: voice_not_found naming the model', async () => {

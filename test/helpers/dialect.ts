@@ -5,7 +5,7 @@
  * then say that rate, not ours.
  */
 import { dialectOf } from '../../src/server/dialect.js';
-import { drawRandomDialect, isRandomDialectName } from '../../src/server/dialect-random.js';
+import { drawRandomDialect, isRandomDialectName, labelsAudioUnknown } from '../../src/server/dialect-random.js';
 import { TONE_SAMPLE_RATE } from '../../src/server/engines/tone.js';
 import { DEFAULT_REORDER_WINDOW_FRAMES } from '../../src/realtime/sequence-window.js';
 
@@ -44,9 +44,22 @@ export const NUMBERING_LEARNT = ((): boolean => {
   return step !== 1 || (start > 1 && start - 1 <= DEFAULT_REORDER_WINDOW_FRAMES);
 })();
 
-/** Warning codes without the `audio_sequence_gap` notes such numbering earns, and only under such a dialect. */
-export function withoutNumberingNotes(codes: readonly string[]): string[] {
-  return SKIPPING_NUMBERING ? codes.filter((c) => c !== 'audio_sequence_gap') : [...codes];
+/**
+ * The dialect spells a needed field with a synonym no reader knows (an
+ * `input_ack`'s sequence, a completion's segment id): the client reads it by
+ * meaning and says so once (`server_field_not_found`).
+ */
+export const FIELDS_BY_MEANING = isRandomDialectName(DIALECT) && drawRandomDialect(DIALECT).realtime.byMeaning.length > 0;
+
+/** The dialect labels audio with a type no client knows: the client goes by the bytes and says so once (`unknown_audio_type`). */
+export const UNKNOWN_AUDIO_LABELS = isRandomDialectName(DIALECT) && labelsAudioUnknown(drawRandomDialect(DIALECT).http);
+
+/** The note codes a legal deployment of this dialect earns (and only those: anywhere else they stay and fail the assertion). */
+const EARNED_CODES = new Set([...(SKIPPING_NUMBERING ? ['audio_sequence_gap'] : []), ...(FIELDS_BY_MEANING ? ['server_field_not_found'] : []), ...(UNKNOWN_AUDIO_LABELS ? ['unknown_audio_type'] : [])]);
+
+/** Warning codes without the notes a legal deployment of this dialect earns (`EARNED_CODES`). */
+export function withoutDeploymentNoteCodes(codes: readonly string[]): string[] {
+  return codes.filter((c) => !EARNED_CODES.has(c));
 }
 
 /**
@@ -54,11 +67,13 @@ export function withoutNumberingNotes(codes: readonly string[]): string[] {
  * and only under a dialect that earns them (anywhere else they stay and
  * fail the assertion): the one `capabilities_unusable` warning of refused
  * or garbled capabilities, the `audio_sequence_gap` warning of numbering
- * that skips at random.
+ * that skips at random, the one `server_field_not_found` of a needed field
+ * read by meaning, the one `unknown_audio_type` of an audio label no client
+ * knows.
  */
 export function withoutDeploymentNotes(err: string): string {
   let out = CAPABILITIES_UNUSABLE ? err.replace(/^voxpipe: warning capabilities_unusable:.*\n/m, '') : err;
-  if (SKIPPING_NUMBERING) out = out.replace(/^voxpipe: warning audio_sequence_gap:.*\n/gm, '');
+  for (const code of EARNED_CODES) out = out.replace(new RegExp(`^voxpipe: warning ${code}:.*\\n`, 'gm'), '');
   return out;
 }
 

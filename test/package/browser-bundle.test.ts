@@ -28,12 +28,12 @@ afterAll(() => {
 });
 
 describe('browser bundle budget', () => {
-  it('the browser entry is under 30 KiB gzipped and carries no zod; the script prints the gzipped size', () => {
+  it('the browser entry is under 31 KiB gzipped and carries no zod; the script prints the gzipped size', () => {
     const dir = outdir();
     const out = execFileSync(process.execPath, [script, '--outdir', dir], { cwd: root, encoding: 'utf8' });
-    expect(out).toMatch(/voxpipe\.js: [\d.]+ KiB minified, [\d.]+ KiB gzipped \(budget 30 KiB\)/);
+    expect(out).toMatch(/voxpipe\.js: [\d.]+ KiB minified, [\d.]+ KiB gzipped \(budget 31 KiB\)/);
     const bundle = readFileSync(join(dir, 'voxpipe.js'));
-    expect(gzipSync(bundle, { level: 9 }).byteLength).toBeLessThan(30 * 1024);
+    expect(gzipSync(bundle, { level: 9 }).byteLength).toBeLessThan(31 * 1024);
     const map = JSON.parse(readFileSync(join(dir, 'voxpipe.js.map'), 'utf8')) as { sources: string[] };
     expect(map.sources.filter((s) => s.includes('node_modules/zod/'))).toEqual([]);
     // Not the Node ledger's encoded-stream probes (FORBIDDEN_MODULES in the script).
@@ -49,6 +49,6 @@ describe('browser bundle budget', () => {
     const run = spawnSync(process.execPath, [script, '--outdir', dir, '--entry', 'test/package/fixtures/browser-entry-with-schemas.ts'], { cwd: root, encoding: 'utf8' });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('carries zod');
-    expect(run.stderr).toMatch(/voxpipe\.js is \d+ bytes gzipped, over its budget of 30720/);
+    expect(run.stderr).toMatch(/voxpipe\.js is \d+ bytes gzipped, over its budget of 31744/);
   });
 });

@@ -3,6 +3,7 @@
  * what it passes through, what it skips.
  */
 import { describe, expect, it } from 'vitest';
+import { ExtData, encode } from '@msgpack/msgpack';
 import { readServerFrame, encodeFrame } from '../../src/protocol/codec.js';
 import { readRequestStatus, readServerEvent } from '../../src/protocol/server-reader.js';
 
@@ -26,8 +27,6 @@ describe('readServerEvent', () => {
   it.each([
     ['audio without bytes', { event: 'audio', segment_id: 's', sequence: 1, audio: 'AAAA' }],
     ['audio without sequence', { event: 'audio', segment_id: 's', audio: new Uint8Array(2) }],
-    ['input_ack without any sequence', { event: 'input_ack', characters: 3 }],
-    ['segment_completed without segment id', { event: 'segment_completed', units: 1 }],
     ['finish without reason', { event: 'finish', units: 1 }],
     ['request_status without state', { event: 'request_status' }],
     ['no event name', { type: 'audio' }],
@@ -35,6 +34,59 @@ describe('readServerEvent', () => {
     const read = readServerEvent(map);
     expect(read.kind).toBe('unusable');
     expect(read.kind === 'unusable' && read.error.code).toBe('invalid_server_frame');
+  });
+
+  it('an input_ack whose sequence is under no known name is read by order: no sequence, and the field named as missing', () => {
+    for (const map of [
+      { event: 'input_ack', acknowledged_text_ordinal: 3, characters: 5 },
+      { event: 'input_ack', ack: { frame_no: 3 } },
+      { event: 'input_ack' },
+    ]) {
+      const read = readServerEvent(map);
+      expect(read).toMatchObject({ kind: 'event', missing: 'input_ack.sequence', event: { event: 'input_ack' } });
+      expect(read.kind === 'event' && 'sequence' in read.event).toBe(false);
+    }
+  });
+
+  it.each([
+    ['another case', { ACCEPTED_SEQUENCE: 4 }],
+    ['other separators', { 'accepted-sequence': 4 }],
+    ['a prefix word', { svc_sequence: 4 }],
+    ['a camel-case prefix', { ackSequence: 4 }],
+    ['a nested map', { accepted: { sequence: 4 } }],
+    ['a nested map whose words join to a known name', { accepted: { seq: 4 } }],
+    ['two levels down', { data: { ack: { sequence: 4 } } }],
+    ['a float', { sequence: 4.0 }],
+    ['a bigint', { sequence: 4n }],
+    ['a numeric string', { sequence: '4' }],
+  ])('finds the acked sequence under %s', (_how, fields) => {
+    expect(readServerEvent({ event: 'input_ack', ...fields })).toMatchObject({ kind: 'event', event: { sequence: 4 } });
+  });
+
+  it('a known name of another field is never taken after a prefix (buffered_characters is not characters)', () => {
+    expect(readServerEvent({ event: 'input_ack', sequence: 1, buffered_characters: 9 })).toMatchObject({ event: { characters: 0, buffered_characters: 9 } });
+  });
+
+  it('a segment_completed that names no segment reads as segment \'\' (the open one) without a byte count', () => {
+    const read = readServerEvent({ event: 'segment_completed', clip_handle: 'seg-1', units: 1, audio_bytes: 10 });
+    expect(read).toMatchObject({ kind: 'event', missing: 'segment_completed.segment_id', event: { segment_id: '', units: 1 } });
+    expect(read.kind === 'event' && 'audio_bytes' in read.event).toBe(false);
+  });
+
+  it('audio under another name is the frame\'s one binary field; segment and sequence under other spellings', () => {
+    const read = readServerEvent({ event: 'audio', PCM_CHUNK: new Uint8Array([1, 2]), 'Segment-ID': 'g', meta: { seq: 2 } });
+    expect(read).toMatchObject({ kind: 'event', event: { audio: new Uint8Array([1, 2]), segment_id: 'g', sequence: 2 } });
+  });
+
+  it('MessagePack extension values in any field decode (timestamp as a Date, others as ExtData) and do not stop the frame', () => {
+    // Encoded by the library's own encoder: a Date is the timestamp extension (-1), ExtData any other type.
+    const frame = encode({ event: 'input_ack', sequence: 2, timestamp: new Date(1_700_000_000_123), vendor: new ExtData(7, new Uint8Array([1, 2, 3])), nested: { at: new Date(0), raw: new ExtData(42, new Uint8Array(200)) } });
+    const read = readServerFrame(frame);
+    expect(read).toMatchObject({ kind: 'event', event: { event: 'input_ack', sequence: 2 } });
+    expect(read.kind === 'event' && read.event['vendor']).toBeInstanceOf(ExtData);
+    // A timestamp extension of a size MessagePack does not define is kept as ExtData, not an error.
+    const odd = Uint8Array.from([0x82, 0xa5, ...Buffer.from('event'), 0xa4, ...Buffer.from('pong'), 0xa1, 0x74, 0xd5, 0xff, 0x01, 0x02]);
+    expect(readServerFrame(odd)).toMatchObject({ kind: 'event', event: { event: 'pong', t: expect.any(ExtData) } });
   });
 
   it('keeps unknown fields and the canonical audio frame untouched', () => {

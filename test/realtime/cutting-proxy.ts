@@ -33,11 +33,15 @@ export async function startCuttingProxy(upstreamWsUrl: string, plan: CutPlan): P
   const proxy = await startWsProxy(upstreamWsUrl, ({ client, upstream, index }) => {
     const first = index === 1;
     let withholding = false;
+    let openSegment = '';
     upstream.on('message', (data: Buffer) => {
       if (first && !cut) {
         // Read as the client reads (any dialect of the server).
         const read = readServerFrame(data);
-        const event = read.kind === 'event' ? read.event : undefined;
+        let event = read.kind === 'event' ? read.event : undefined;
+        // A completion that names no segment the reader knows is the open one's (one flush at a time), as the client reads it.
+        if (event?.event === 'audio') openSegment = event.segment_id;
+        else if (event?.event === 'segment_completed' && event.segment_id === '') event = { ...event, segment_id: openSegment };
         if (event && plan.withholdFrom(event)) withholding = true;
         if (event && plan.dropAfter(event)) {
           cut = true;

@@ -13,7 +13,7 @@ import type { ServerEvent } from '../../src/protocol/events.js';
 import type { ReliableSession } from '../../src/realtime/reliable/session.js';
 import type { ReferenceServer } from '../../src/server/index.js';
 import type { SegmentInput } from '../../src/transport.js';
-import { FRAMES_MERGED, NUMBERING_LEARNT, SKIPPING_NUMBERING, withoutNumberingNotes } from '../helpers/dialect.js';
+import { FRAMES_MERGED, NUMBERING_LEARNT, SKIPPING_NUMBERING, withoutDeploymentNoteCodes } from '../helpers/dialect.js';
 import { startCuttingProxy, type CutPlan } from './cutting-proxy.js';
 import { API_KEY, REQUEST, run, SEGMENTS, session, startTestServer, USER_ID, type RunResult } from './fixtures.js';
 
@@ -102,7 +102,7 @@ async function expectResumedCleanly(r: RunResult, expected: Buffer, segments: Se
   expect(r.summary.retries).toBeGreaterThan(0);
   expect(r.summary.resumed).toBeGreaterThan(0);
   expect(r.events.retry).toBe(r.summary.retries);
-  expect(withoutNumberingNotes(r.events.warnings)).toEqual([]);
+  expect(withoutDeploymentNoteCodes(r.events.warnings)).toEqual([]);
   expect(r.summary.segments.map((s) => s.segmentId)).toEqual(segments.map((s) => s.segmentId));
   const charges = chargesOf(r.summary.requestId);
   expect(charges.map((c) => c.refId.split(':').at(-1)).sort()).toEqual(segments.map((s) => s.segmentId).sort());

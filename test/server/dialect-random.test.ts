@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HEADERS } from '../../src/protocol/rest.js';
-import { REFERENCE_REALTIME, type RealtimeDraw } from '../../src/server/dialect-random.js';
-import { randomRealtime } from '../../src/server/dialect-realtime.js';
+import { decodeMap } from '../../src/protocol/wire.js';
+import { REFERENCE_REALTIME, UNKNOWN_AUDIO_LABEL, type RealtimeDraw } from '../../src/server/dialect-random.js';
+import { DrawnNumber, encodeDrawnFrame, randomRealtime } from '../../src/server/dialect-realtime.js';
 import { dialectReply, errorReply, withWavChunks } from '../../src/server/dialect-http.js';
 import { dialectOf } from '../../src/server/dialect.js';
 import { resampledEngine } from '../../src/server/engines/resampled.js';
@@ -92,9 +93,24 @@ describe('HTTP rewriter', () => {
     expect(Date.parse(String(limited.headers!['retry-after']))).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 3000);
   });
 
-  it('pcm stated by an audio/L16 Content-Type alone', () => {
-    const reply = dialectReply({ ...wire, pcmStatement: 'l16' }, { status: 200, body: Buffer.alloc(4), headers: { 'content-type': 'audio/pcm', [HEADERS.sampleRate]: '22050', [HEADERS.channels]: '1', [HEADERS.bitDepth]: '16' } });
+  it('pcm stated by an audio/L16 Content-Type alone, its bytes big-endian as L16 is (RFC 2586)', () => {
+    const reply = dialectReply({ ...wire, pcmStatement: 'l16' }, { status: 200, body: Buffer.from([1, 0, 2, 0]), headers: { 'content-type': 'audio/pcm', [HEADERS.sampleRate]: '22050', [HEADERS.channels]: '1', [HEADERS.bitDepth]: '16' } });
     expect(reply.headers).toEqual({ 'content-type': 'audio/L16;rate=22050;channels=1' });
+    expect(reply.body).toEqual(Buffer.from([0, 1, 0, 2]));
+  });
+
+  it('pcm stated by GStreamer caps (little-endian as is, big-endian swapped), or under a label no client knows with our headers', () => {
+    const pcm = { status: 200, body: Buffer.from([1, 0, 2, 0]), headers: { 'content-type': 'audio/pcm', [HEADERS.sampleRate]: '16000', [HEADERS.channels]: '1', [HEADERS.bitDepth]: '16' } };
+    expect(dialectReply({ ...wire, pcmStatement: 'x-raw' }, pcm)).toMatchObject({ headers: { 'content-type': 'audio/x-raw, format=S16LE, rate=16000, channels=1, layout=interleaved' }, body: Buffer.from([1, 0, 2, 0]) });
+    expect(dialectReply({ ...wire, pcmStatement: 'x-raw-be' }, pcm)).toMatchObject({ headers: { 'content-type': 'audio/x-raw, format=S16BE, rate=16000, channels=1, layout=interleaved' }, body: Buffer.from([0, 1, 0, 2]) });
+    expect(dialectReply({ ...wire, pcmStatement: 'unknown-label' }, pcm).headers).toEqual({ ...pcm.headers, 'content-type': UNKNOWN_AUDIO_LABEL });
+  });
+
+  it('drawn encodings of whole numbers and nested spellings: the same values once decoded', () => {
+    const frame = { event: 'input_ack', payload: { seq: new DrawnNumber(3, 'float64') }, a: new DrawnNumber(7, 'uint64'), b: new DrawnNumber(-2, 'int64'), c: new DrawnNumber(9, 'float32'), d: new DrawnNumber(5, 'uint32'), at: new Date(0) };
+    const bytes = encodeDrawnFrame(frame);
+    expect([...bytes].includes(0xcb) && [...bytes].includes(0xcf)).toBe(true);
+    expect(decodeMap(bytes)).toEqual({ event: 'input_ack', payload: { seq: 3 }, a: 7, b: -2, c: 9, d: 5, at: new Date(0) });
   });
 
   it('WAV: LIST and fact chunks before data, sizes right, the PCM unchanged', () => {

@@ -410,7 +410,8 @@ export class ReliableMachine extends ReliableRecovery {
         return;
       }
       case 'segment_completed':
-        this.#onSegmentCompleted(event);
+        // One that names no segment (the reader found no id) completes the one whose flush is out.
+        this.#onSegmentCompleted(event.segment_id === '' && this.#conn?.flushOutstanding !== undefined ? { ...event, segment_id: this.#conn.flushOutstanding } : event);
         return;
       case 'warning':
         this.#port.emit({ type: 'warning', code: event.code, message: event.message });
@@ -446,9 +447,12 @@ export class ReliableMachine extends ReliableRecovery {
     this.#pump();
   }
 
-  #onInputAck(sequence: number): void {
+  /** `hint`: the sequence the ack names, when the reader found one; acks come in order, so without it the ack is the awaited text frame's. */
+  #onInputAck(hint: number | undefined): void {
     const conn = this.#conn;
     if (!conn) return;
+    const sequence = hint ?? (conn.awaitingAck ? conn.sequence : undefined);
+    if (sequence === undefined) return; // nothing awaits an ack: a repeat
     if (!(sequence >= 1 && sequence <= conn.sequence)) {
       // It cannot be meant for any text of ours: waiting on would wait for a deadline.
       const sent = conn.sequence === 0 ? 'no text was sent' : `text sequences 1 to ${conn.sequence} were sent`;

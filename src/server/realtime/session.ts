@@ -34,7 +34,7 @@
 import type { RawData, WebSocket } from 'ws';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProtocolError } from '../../errors.js';
-import { decodeMap, encodeFrame, parseClientEvent } from '../../protocol/codec.js';
+import { decodeMap, parseClientEvent } from '../../protocol/codec.js';
 import type { RealtimeRewriter } from '../dialect.js';
 import { LIMITS } from '../../protocol/limits.js';
 import { CloseCode, ErrorCode, FinishReason, Mode, PROTOCOL_VERSION, RequestState } from '../../protocol/constants.js';
@@ -153,7 +153,7 @@ export class Session implements SessionPort {
     if (inReplyTo !== undefined) envelope['in_reply_to'] = inReplyTo;
     for (const frame of this.#rewrite(Object.assign(envelope, body))) {
       if (frame['event'] === 'audio') this.#wireAudioFrames++;
-      this.#emit(encodeFrame(frame));
+      this.#emit(this.ctx.dialect.encode(frame));
     }
   }
 

@@ -2,9 +2,16 @@
  * From whole audio files (what the HTTP routes return, one per segment) to
  * the stream's audio, as the realtime wire conventions of
  * `protocol/audio.ts` define it:
- * - `pcm`: raw samples; a WAV response loses its header, a raw `audio/pcm`
- *   response is taken as is (layout from `x-svc-*` headers or Content-Type
- *   parameters, else the configured default);
+ * - `pcm`: raw samples, signed 16-bit little-endian; a WAV response loses
+ *   its header, a raw response is taken as its parameters say (layout from
+ *   `x-svc-*` headers or Content-Type parameters under the names media
+ *   stacks use, e.g. `audio/L16;rate=…` or GStreamer's `audio/x-raw,
+ *   format=S16LE, rate=…`; other sample formats converted), else the
+ *   configured default;
+ * - what a file is comes from its first bytes (RIFF, ID3 or MPEG, Ogg)
+ *   before its label: a label the client does not know on bytes that are
+ *   what was asked for is a warning (`warning`), never a refusal, so no
+ *   charged audio is thrown away for a label;
  * - `wav`: ONE streaming header (sizes 0xFFFFFFFF) before the first audio of
  *   the stream, then raw PCM: every file's own header, with its real sizes,
  *   is stripped;
@@ -16,7 +23,8 @@
 import { VoxpipeError } from '../../errors.js';
 import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
 import { buildWavHeader, readWavHeader, scanWav } from '../../protocol/wav.js';
-import { id3v2Length, mp3Layout, OPUS_DECODE_RATE, opusLayout, type EncodedLayout } from '../../protocol/audio-probe.js';
+import { id3v2Length, mp3Layout, OPUS_DECODE_RATE, opusLayout, sniffContainer, type EncodedLayout } from '../../protocol/audio-probe.js';
+import { isRawPcmType, parseMediaType, rawPcmTypeOf, S16LE, toS16LE, type RawSampleFormat } from '../../protocol/media-type.js';
 
 export { HttpAudioErrorCode } from '../../protocol/codes.js';
 import { HttpAudioErrorCode } from '../../protocol/codes.js';
@@ -37,25 +45,41 @@ export interface ConvertedAudio {
   headerBytes: number;
   /** Audio bytes the file says it carries (a WAV `data` chunk's size, whole sample frames), when it says. */
   declaredBytes?: number;
+  /** Said once per kind by the transport: the file's label is one the client does not know, its bytes were taken as asked. */
+  warning?: string;
 }
 
 function mime(contentType: string): string {
-  return contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  return parseMediaType(contentType).type;
+}
+
+const WAV_TYPES: ReadonlySet<string> = new Set(['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave']);
+const MP3_TYPES: ReadonlySet<string> = new Set(['audio/mpeg', 'audio/mp3', 'audio/x-mpeg', 'audio/mpeg3', 'audio/x-mp3', 'audio/mpa']);
+const OGG_TYPES: ReadonlySet<string> = new Set(['audio/ogg', 'audio/opus', 'application/ogg', 'audio/x-opus', 'audio/x-ogg']);
+/** Labels that say "bytes" and nothing of what they are: no warning, the bytes decide. */
+const OPAQUE_TYPES: ReadonlySet<string> = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/binary']);
+
+/** What a file is: its signature first (RIFF, Ogg, ID3, an MPEG frame unless labelled raw PCM), then its label. */
+function kindOf(file: AudioFile): 'wav' | 'mp3' | 'ogg' | 'raw' | 'unknown' {
+  const type = parseMediaType(file.contentType);
+  const sniffed = sniffContainer(file.data, !isRawPcmType(type));
+  if (sniffed !== undefined) return sniffed;
+  if (WAV_TYPES.has(type.type)) return 'wav';
+  if (MP3_TYPES.has(type.type)) return 'mp3';
+  if (OGG_TYPES.has(type.type)) return 'ogg';
+  if (isRawPcmType(type) || OPAQUE_TYPES.has(type.type)) return 'raw';
+  return 'unknown';
 }
 
 function isWavFile(file: AudioFile): boolean {
-  if (file.data.length >= 12 && file.data.toString('ascii', 0, 4) === 'RIFF' && file.data.toString('ascii', 8, 12) === 'WAVE') return true;
-  return ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave'].includes(mime(file.contentType));
+  return kindOf(file) === 'wav';
 }
 
-function isRawPcm(file: AudioFile): boolean {
-  return ['audio/pcm', 'audio/l16', 'audio/raw', 'application/octet-stream'].includes(mime(file.contentType)) && !isWavFile(file);
-}
-
-/** A Content-Type parameter, e.g. `rate` of `audio/pcm;rate=24000`. */
-function typeParam(contentType: string, name: string): number | undefined {
-  const m = new RegExp(`(?:^|;)\\s*${name}\\s*=\\s*"?(\\d+)`, 'i').exec(contentType);
-  return m ? Number(m[1]) : undefined;
+/** The warning of a label the client does not know on bytes that are what was asked for. */
+function unknownLabel(file: AudioFile, taken: string): string | undefined {
+  const type = mime(file.contentType);
+  if (OPAQUE_TYPES.has(type) || isRawPcmType(parseMediaType(file.contentType)) || WAV_TYPES.has(type) || MP3_TYPES.has(type) || OGG_TYPES.has(type)) return undefined;
+  return `audio labelled ${JSON.stringify(file.contentType.slice(0, 80))}, a type the client does not know; its bytes are ${taken}, as asked`;
 }
 
 function headerInt(headers: Headers | undefined, name: string): number | undefined {
@@ -63,12 +87,28 @@ function headerInt(headers: Headers | undefined, name: string): number | undefin
   return v && /^\d+$/.test(v.trim()) ? Number(v) : undefined;
 }
 
-/** Layout of a raw PCM response: `x-svc-*` headers, Content-Type parameters, else `fallback`. */
+/** How the samples of a raw PCM response are stored: its Content-Type's word, else the `x-svc-bit-depth` header's, else ours (S16LE). */
+function rawSampleOf(file: AudioFile): RawSampleFormat {
+  const stated = rawPcmTypeOf(parseMediaType(file.contentType)).sample;
+  if (stated) return stated;
+  const bits = headerInt(file.headers, HEADERS.bitDepth);
+  if (bits === 8) return { bits, kind: 'unsigned', bigEndian: false };
+  if (bits === 24 || bits === 32) return { bits, kind: 'signed', bigEndian: false };
+  return S16LE;
+}
+
+/**
+ * Layout of a raw PCM response as the stream carries it (16-bit): rate and
+ * channels from the `x-svc-*` headers, else the Content-Type's parameters
+ * (under the names common media stacks use: `protocol/media-type.ts`), else
+ * `fallback`.
+ */
 export function rawPcmLayout(file: AudioFile, fallback: PcmInfo): PcmInfo {
+  const stated = rawPcmTypeOf(parseMediaType(file.contentType));
   return {
-    sampleRate: headerInt(file.headers, HEADERS.sampleRate) ?? typeParam(file.contentType, 'rate') ?? fallback.sampleRate,
-    channels: headerInt(file.headers, HEADERS.channels) ?? typeParam(file.contentType, 'channels') ?? fallback.channels,
-    bitDepth: headerInt(file.headers, HEADERS.bitDepth) ?? fallback.bitDepth,
+    sampleRate: headerInt(file.headers, HEADERS.sampleRate) ?? stated.sampleRate ?? fallback.sampleRate,
+    channels: headerInt(file.headers, HEADERS.channels) ?? stated.channels ?? fallback.channels,
+    bitDepth: 16,
   };
 }
 
@@ -157,7 +197,9 @@ export class SegmentAudioAssembler {
     let pcm: PcmInfo;
     let samples: Buffer;
     let declared: number | undefined;
-    if (isWavFile(file)) {
+    let warning: string | undefined;
+    const kind = kindOf(file);
+    if (kind === 'wav') {
       const read = readWavHeader(file.data);
       if (read.status === 'incomplete') throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, 'WAV response ends inside its header');
       if (read.status === 'invalid') throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `WAV response is not 16-bit PCM: ${read.reason}`);
@@ -166,11 +208,14 @@ export class SegmentAudioAssembler {
       if (header.dataBytes !== undefined) declared = header.dataBytes - (header.dataBytes % frameBytes(pcm));
       const end = header.dataBytes === undefined ? file.data.length : Math.min(file.data.length, header.dataOffset + header.dataBytes);
       samples = file.data.subarray(header.dataOffset, end);
-    } else if (isRawPcm(file)) {
+      warning = unknownLabel(file, 'a WAV file');
+    } else if (kind === 'raw' || kind === 'unknown') {
+      // No signature of a container: the raw samples asked for, whatever the label says.
       pcm = rawPcmLayout(file, this.#fallback);
-      samples = file.data;
+      samples = toS16LE(file.data, rawSampleOf(file));
+      if (kind === 'unknown') warning = unknownLabel(file, 'taken as raw PCM');
     } else {
-      throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `expected WAV or raw PCM for a ${this.format} stream, got ${file.contentType || 'no Content-Type'}`);
+      throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `expected WAV or raw PCM for a ${this.format} stream, got ${kind} (${file.contentType || 'no Content-Type'})`);
     }
     // Whole sample frames only: a trailing odd byte would shift every later sample.
     samples = samples.subarray(0, samples.length - (samples.length % frameBytes(pcm)));
@@ -182,19 +227,21 @@ export class SegmentAudioAssembler {
       headerBytes = header.length;
       samples = Buffer.concat([header, samples]);
     }
-    return { data: samples, pcm, headerBytes, ...(declared !== undefined && { declaredBytes: declared }) };
+    return { data: samples, pcm, headerBytes, ...(declared !== undefined && { declaredBytes: declared }), ...(warning !== undefined && { warning }) };
   }
 
   #toMp3Stream(file: AudioFile, first: boolean): ConvertedAudio {
-    if (mime(file.contentType) !== 'audio/mpeg' && mime(file.contentType) !== 'audio/mp3' && mp3Layout(file.data) === undefined) {
-      throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `expected mp3, got ${file.contentType || 'no Content-Type'}`);
+    const kind = kindOf(file);
+    if (kind !== 'mp3' && mp3Layout(file.data) === undefined) {
+      throw new VoxpipeError(HttpAudioErrorCode.unexpectedFormat, `expected mp3, got ${kind === 'unknown' || kind === 'raw' ? (file.contentType || 'no Content-Type') : kind}`);
     }
     let data = first ? file.data : file.data.subarray(id3v2Length(file.data));
     // An ID3v1 tag (last 128 bytes, "TAG") would also land mid-stream.
     if (data.length >= 128 && data.toString('latin1', data.length - 128, data.length - 125) === 'TAG') data = data.subarray(0, data.length - 128);
     const pcm = decodedAs(mp3Layout(file.data)) ?? this.#pcm ?? this.#fallback;
     this.#pcm ??= pcm;
-    return { data, pcm, headerBytes: 0 };
+    const warning = unknownLabel(file, 'mp3');
+    return { data, pcm, headerBytes: 0, ...(warning !== undefined && { warning }) };
   }
 
   #toOpusStream(file: AudioFile): ConvertedAudio {
@@ -203,7 +250,8 @@ export class SegmentAudioAssembler {
     }
     const pcm = decodedAs(opusLayout(file.data)) ?? this.#pcm ?? { ...this.#fallback, sampleRate: OPUS_DECODE_RATE };
     this.#pcm ??= pcm;
-    return { data: file.data, pcm, headerBytes: 0 };
+    const warning = unknownLabel(file, 'Ogg');
+    return { data: file.data, pcm, headerBytes: 0, ...(warning !== undefined && { warning }) };
   }
 
   #checkLayout(pcm: PcmInfo): void {

@@ -116,6 +116,8 @@ export const DEFAULT_HTTP_PCM: PcmInfo = { sampleRate: 24_000, channels: 1, bitD
 export const HttpTransportWarning = {
   /** A file came shorter than it states: fetched once more. */
   refetched: 'audio_refetched',
+  /** A file's Content-Type is one the client does not know; its bytes were what was asked for and were taken. */
+  unknownAudioType: 'unknown_audio_type',
 } as const;
 
 export const HttpTransportErrorCode = {
@@ -136,6 +138,8 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
   readonly #chunkBytes: number;
   readonly #maxRequestChars: number;
   readonly #assembler: SegmentAudioAssembler;
+  /** Content-Types already warned about (`unknown_audio_type`): once per label. */
+  readonly #labelsWarned = new Set<string>();
   #queue: Entry[] = [];
   #results: SegmentResult[] = [];
   #sequence = 0;
@@ -303,6 +307,10 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
             if (fetched.units !== undefined) units = (units ?? 0) + fetched.units;
             quotaRemaining = fetched.quotaRemaining ?? quotaRemaining;
             const converted = this.#assembler.convert(fetched);
+            if (converted.warning !== undefined && !this.#labelsWarned.has(fetched.contentType)) {
+              this.#labelsWarned.add(fetched.contentType);
+              this.emit('warning', { code: HttpTransportWarning.unknownAudioType, message: converted.warning });
+            }
             expectedBytes = expectedBytes === undefined || converted.declaredBytes === undefined ? undefined : expectedBytes + converted.declaredBytes;
             const frame = this.options.format === 'pcm' || this.options.format === 'wav' ? frameBytes(converted.pcm) : 1;
             for (const data of splitChunks(converted.data, this.#chunkBytes, frame)) {

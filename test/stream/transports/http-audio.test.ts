@@ -86,3 +86,58 @@ describe('splitChunks', () => {
     expect(Buffer.concat(chunks)).toEqual(data);
   });
 });
+
+describe('raw PCM is what its bytes and parameters say', () => {
+  /** Samples 1, -2, 300 as signed 16-bit little-endian: what the stream carries. */
+  const S16LE = Buffer.from([0x01, 0x00, 0xfe, 0xff, 0x2c, 0x01]);
+  const swapped = (b: Buffer) => Buffer.from(b).swap16();
+  const headers = (rate: number) => new Headers({ 'x-svc-sample-rate': String(rate), 'x-svc-channels': '1', 'x-svc-bit-depth': '16' });
+
+  it.each([
+    ['GStreamer caps', 'audio/x-raw, format=S16LE, rate=16000, channels=1, layout=interleaved', S16LE],
+    ['GStreamer caps with typed values', 'audio/x-raw, format=(string)S16LE, rate=(int)16000, channels=(int)1', S16LE],
+    ['GStreamer big-endian', 'audio/x-raw, format=S16BE, rate=16000, channels=1', swapped(S16LE)],
+    ['RFC 2586 L16 (network byte order)', 'audio/L16;rate=16000;channels=1', swapped(S16LE)],
+    ['L16 stated little-endian', 'audio/L16; rate=16000; endianness=little', S16LE],
+    ['old GStreamer caps', 'audio/x-raw-int, width=16, depth=16, endianness=1234, signed=true, rate=16000, channels=1', S16LE],
+    ['sox-style names', 'audio/raw; sample_rate=16000; encoding=signed-integer; bits=16', S16LE],
+    ['audio/pcm with a rate', 'audio/pcm;rate=16000', S16LE],
+  ])('%s: the right layout and samples', (_name, contentType, body) => {
+    const a = new SegmentAudioAssembler('pcm', { fallbackPcm: FALLBACK });
+    const converted = a.convert({ data: body, contentType });
+    expect(converted.pcm).toEqual({ sampleRate: 16_000, channels: 1, bitDepth: 16 });
+    expect(converted.data).toEqual(S16LE);
+    expect(converted.warning).toBeUndefined();
+  });
+
+  it('other sample formats become 16-bit: float, 8-bit unsigned, 24-bit', () => {
+    const f32 = Buffer.alloc(8);
+    f32.writeFloatLE(0.5, 0);
+    f32.writeFloatLE(-1, 4);
+    expect(new SegmentAudioAssembler('pcm', { fallbackPcm: FALLBACK }).convert({ data: f32, contentType: 'audio/x-raw, format=F32LE, rate=24000, channels=1' }).data).toEqual(Buffer.from([0x00, 0x40, 0x01, 0x80]));
+    expect(new SegmentAudioAssembler('pcm', { fallbackPcm: FALLBACK }).convert({ data: Buffer.from([0x80, 0xff]), contentType: 'audio/x-raw, format=U8, rate=24000' }).data).toEqual(Buffer.from([0x00, 0x00, 0x00, 0x7f]));
+    expect(new SegmentAudioAssembler('pcm', { fallbackPcm: FALLBACK }).convert({ data: Buffer.from([0x00, 0x34, 0x12]), contentType: 'audio/L24;rate=24000' }).data).toEqual(Buffer.from([0x34, 0x00]));
+  });
+
+  it('a label the client does not know on raw bytes: taken as the PCM asked for, with the layout its headers state, and a warning', () => {
+    const a = new SegmentAudioAssembler('pcm', { fallbackPcm: FALLBACK });
+    const converted = a.convert({ data: S16LE, contentType: 'audio/x-vendor-samples', headers: headers(22_050) });
+    expect(converted).toMatchObject({ data: S16LE, pcm: { sampleRate: 22_050, channels: 1, bitDepth: 16 }, warning: expect.stringContaining('audio/x-vendor-samples') });
+  });
+
+  it('a WAV file under a label the client does not know is read by its RIFF start (wav and pcm streams)', () => {
+    for (const format of ['pcm', 'wav'] as const) {
+      const a = new SegmentAudioAssembler(format, { fallbackPcm: FALLBACK, wavHeader: false });
+      const converted = a.convert({ data: wavFile(S16LE), contentType: 'audio/x-riff-thing' });
+      expect(converted).toMatchObject({ data: S16LE, pcm: PCM, warning: expect.stringContaining('WAV') });
+    }
+  });
+
+  it('an mp3 or Ogg body under an unknown label is sniffed; asked as pcm it is refused (not the bytes asked for)', () => {
+    const id3 = Buffer.concat([Buffer.from('ID3'), Buffer.from([3, 0, 0, 0, 0, 0, 0]), Buffer.from([0xff, 0xfb, 0x90, 0x64])]);
+    expect(new SegmentAudioAssembler('mp3', { fallbackPcm: FALLBACK }).convert({ data: id3, contentType: 'audio/x-mystery' }).warning).toContain('mp3');
+    expect(() => new SegmentAudioAssembler('pcm', { fallbackPcm: FALLBACK }).convert({ data: id3, contentType: 'audio/x-mystery' })).toThrow(expect.objectContaining({ code: 'unexpected_audio_format' }));
+    const ogg = Buffer.concat([Buffer.from('OggS'), Buffer.alloc(24), Buffer.from('OpusHead'), Buffer.from([1, 1])]);
+    expect(new SegmentAudioAssembler('opus', { fallbackPcm: FALLBACK }).convert({ data: ogg, contentType: 'application/x-mystery' }).warning).toContain('Ogg');
+  });
+});
