@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { probeEncodedLayout } from '../../src/protocol/audio-probe.js';
 import { buildWavHeader } from '../../src/protocol/wav.js';
-import { espeakAvailable } from '../../src/server/engines/index.js';
 import { startServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
 import { createSpeechStream } from '../../src/speech.js';
 import { ffmpegAvailable } from '../../src/sinks/transcode.js';
+import { has } from '../helpers/needs.js';
 
-const hasEspeak = await espeakAvailable();
+const hasEspeak = has('espeak');
 
 /** An MPEG audio frame header: version (3 MPEG-1, 2 MPEG-2), sample-rate index, mono or not. */
 function mpegHeader(version: number, rateIndex: number, mono: boolean): Uint8Array {
