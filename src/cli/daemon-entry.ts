@@ -192,10 +192,11 @@ async function main(dir: string): Promise<void> {
       clearInterval(tick);
       if (why === 'idle') await prune(retentionMs, true).catch((err: unknown) => log(`retention: ${err instanceof Error ? err.message : String(err)}`));
       await pruning;
-      await store.checkpoint().catch((err: unknown) => log(`checkpoint: ${err instanceof Error ? err.message : String(err)}`));
       control.close();
       for (const s of sockets) s.destroy();
       await server.drain();
+      // The write-ahead log's space goes back at every stop, not only after a prune.
+      await store.checkpoint().catch((err: unknown) => log(`checkpoint: ${err instanceof Error ? err.message : String(err)}`));
       await store.close();
       log('stopped');
     })().then(

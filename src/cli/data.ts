@@ -29,7 +29,7 @@ export const command: CliCommand<Options> = {
   declare(cmd) {
     cmd
       .argument('[ACTION]', `show (default), prune or stop`)
-      .addOption(new Option('--older-than <DURATION>', 'prune: what ended longer ago than this (90s, 10m, 24h, 0 for all); default VOXPIPE_DATA_RETENTION, else 24h'))
+      .addOption(new Option('--older-than <DURATION>', 'prune: what ended longer ago than this (90s, 10m, 24h, 0 for all); default VOXPIPE_DATA_RETENTION, else 24h; realtime requests and their audio go after VOXPIPE_RESUME_WINDOW (10m) if shorter'))
       .addOption(jsonOption());
   },
   run: (args, values, io) => run(args[0] ?? 'show', values, io),
