@@ -31,7 +31,13 @@ export function hasStore(dir: string): boolean {
 const WAL_SEGMENT = /^([0-9A-F]{8})([0-9A-F]{16})$/;
 
 export class PgliteStore extends SqlStore {
-  #dir = '';
+  /** The database's write-ahead log (`DIR/pg/pg_wal`). */
+  readonly #walDir: string;
+
+  private constructor(db: SqlDatabase, release: () => Promise<void>, dir: string) {
+    super(db, release);
+    this.#walDir = join(databaseDir(dir), 'pg_wal');
+  }
 
   /** Open (creating if needed) the store in `dir` and load every record. */
   static async open(dir: string): Promise<PgliteStore> {
@@ -41,8 +47,7 @@ export class PgliteStore extends SqlStore {
     try {
       const { PGlite } = await import('@electric-sql/pglite');
       db = (await PGlite.create(databaseDir(dir))) as unknown as SqlDatabase;
-      const store = new PgliteStore(db, unlock);
-      store.#dir = databaseDir(dir);
+      const store = new PgliteStore(db, unlock, dir);
       await store.load();
       return store;
     } catch (err) {
@@ -55,8 +60,8 @@ export class PgliteStore extends SqlStore {
   /** Bytes of the write-ahead log on disk. */
   async walBytes(): Promise<number> {
     let total = 0;
-    for (const name of await readdir(this.#walDir()).catch(() => [] as string[])) {
-      if (WAL_SEGMENT.test(name)) total += (await stat(join(this.#walDir(), name)).catch(() => ({ size: 0 }))).size;
+    for (const name of await readdir(this.#walDir).catch(() => [] as string[])) {
+      if (WAL_SEGMENT.test(name)) total += (await stat(join(this.#walDir, name)).catch(() => ({ size: 0 }))).size;
     }
     return total;
   }
@@ -80,9 +85,9 @@ export class PgliteStore extends SqlStore {
       const current = WAL_SEGMENT.exec(rows[0]?.name ?? '');
       if (!current) return;
       const keepUpTo = BigInt(`0x${current[2]}`) + 1n;
-      for (const name of await readdir(this.#walDir()).catch(() => [] as string[])) {
+      for (const name of await readdir(this.#walDir).catch(() => [] as string[])) {
         const segment = WAL_SEGMENT.exec(name);
-        if (segment && segment[1] === current[1] && BigInt(`0x${segment[2]}`) > keepUpTo) await unlink(join(this.#walDir(), name)).catch(() => undefined);
+        if (segment && segment[1] === current[1] && BigInt(`0x${segment[2]}`) > keepUpTo) await unlink(join(this.#walDir, name)).catch(() => undefined);
       }
     });
   }
@@ -97,9 +102,5 @@ export class PgliteStore extends SqlStore {
   async reclaim(): Promise<void> {
     await this.maintain((db) => db.query('vacuum full entries'));
     await this.checkpoint();
-  }
-
-  #walDir(): string {
-    return join(this.#dir, 'pg_wal');
   }
 }
