@@ -17,7 +17,7 @@
  * rows are left out and the file says so.
  *
  * Run `npm run build` first. Usage: node bench/codec.mjs
- * Prints a table and writes bench/results/codec.json.
+ * Prints a table and writes bench/out/codec.json.
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';

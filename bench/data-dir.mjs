@@ -7,7 +7,7 @@
 //
 // Run `npm run build` first. A fresh home and data directory in the system's
 // temporary folder; the tone engine (its audio is as large as speech's).
-// Writes bench/results/data-dir.json.
+// Writes bench/out/data-dir.json.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -4,7 +4,7 @@
 // Test audio: 60 s of a speech-like signal (voiced harmonics with a syllable
 // envelope and some noise), 24 kHz mono; mp3 by lamejs at 48 kbit/s, opus by
 // the system ffmpeg at 32 kbit/s (skipped without ffmpeg).
-// Run `npm run build` first. Writes bench/results/decoders.json.
+// Run `npm run build` first. Writes bench/out/decoders.json.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';

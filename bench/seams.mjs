@@ -1,7 +1,7 @@
 // Seams between segments on the reference engine (espeak-ng; issue 26 item 3):
 // for every join, the silence on each side and the sample jump, before and
 // after the playback seam policy (pause capped at 250 ms, clicks faded over
-// 5 ms). Writes bench/results/seams.json and bench/results/seams.svg (each
+// 5 ms). Writes bench/out/seams.json and bench/out/seams.svg (each
 // seam's waveform, before above and after below; seams-ENGINE.* for another engine). Run `npm run build` first.
 //
 //   node bench/seams.mjs [--engine espeak|tone]

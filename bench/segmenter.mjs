@@ -1,6 +1,6 @@
 // Segmenter throughput: a long LLM-like text pushed as ~4-character tokens
 // through TokenSegmenter (timers off), plus the pure core on one chunk.
-// Run `npm run build` first. Writes bench/results/segmenter.json.
+// Run `npm run build` first. Writes bench/out/segmenter.json.
 import { writeFileSync } from 'node:fs';
 import { CutMode, segmentText, splitForFrames } from '../dist/stream/segmenter.js';
 import { TokenSegmenter } from '../dist/stream/token-segmenter.js';

@@ -5,8 +5,8 @@
 // audio). The baseline is realtime reliable, warm.
 // async polls each job every 3 s (spec 8, the client's default), so its runs
 // take ~3 s each. Options: --runs N (20) --warmup N (2).
-// Run `npm run build` first. Writes bench/results/transports.json (the full
-// bench report is in its `report` field) and bench/results/transports.svg.
+// Run `npm run build` first. Writes bench/out/transports.json (the full
+// bench report is in its `report` field) and bench/out/transports.svg.
 import { writeFileSync } from 'node:fs';
 import { BENCH_TRANSPORTS, formatTable, renderPlot, runBenchmark } from '../dist/bench/index.js';
 import { argInt, machine, r, resultPath, startChildServer, writeResults } from './_common.mjs';
