@@ -1,5 +1,9 @@
 // Shared by the bench scripts (not a bench itself: run-all skips `_` files):
 // a reference server in a child process, machine facts, and the results file.
+//
+// Results go to bench/out/ (ignored by git), so running a bench leaves the
+// checkout as it was; `--record` (which run-all passes on) writes them to
+// bench/results/ instead, the figures kept with the code.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -64,10 +68,19 @@ export function machine() {
   };
 }
 
-/** Write `bench/results/<name>.json`. */
-export function writeResults(name, results) {
-  const file = join(HERE, 'results', `${name}.json`);
+/** Whether this run records its figures (`--record`) in bench/results/. */
+export const RECORD = process.argv.includes('--record');
+
+/** Where a result file of this run goes: bench/results/ with `--record`, else bench/out/ (the folder is made). */
+export function resultPath(fileName) {
+  const file = join(HERE, RECORD ? 'results' : 'out', fileName);
   mkdirSync(dirname(file), { recursive: true });
+  return file;
+}
+
+/** Write `<name>.json` where this run's results go (`resultPath`). */
+export function writeResults(name, results) {
+  const file = resultPath(`${name}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   return file;
 }

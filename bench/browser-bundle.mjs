@@ -7,7 +7,7 @@
  * before the split. Both are built by scripts/build-browser.mjs into
  * temporary folders; the second run fails its budget, as it should.
  *
- * Usage: node bench/browser-bundle.mjs. Writes bench/results/browser-bundle.json.
+ * Usage: node bench/browser-bundle.mjs. Writes bench/out/browser-bundle.json.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

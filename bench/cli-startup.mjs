@@ -7,7 +7,7 @@
 // lock one command at a time: the default before issue 25), and six `say`
 // started at once on a warm data directory, each way. Each single case runs
 // --runs times (default 7) in a fresh process; prints median and min, writes
-// bench/results/cli-startup.json. Run `npm run build` first.
+// bench/out/cli-startup.json. Run `npm run build` first.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -23,7 +23,7 @@
 //     target).
 // Run `npm run build` first. Options: --runs N (per block, 300) --blocks N (3)
 // --warmup N (30) --rounds N (throughput rounds, 10).
-// Writes bench/results/client-vs-raw.json.
+// Writes bench/out/client-vs-raw.json.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';

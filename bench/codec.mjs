@@ -17,16 +17,15 @@
  * rows are left out and the file says so.
  *
  * Run `npm run build` first. Usage: node bench/codec.mjs
- * Prints a table and writes bench/results/codec.json.
+ * Prints a table and writes bench/out/codec.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Decoder, Encoder, decode as mpDecode, encode as mpEncode } from '@msgpack/msgpack';
 import { LIMITS, decodeMap, encodeFrame, readServerFrame } from '../dist/protocol/index.js';
 import { inspectShape } from '../dist/protocol/msgpack-shape.js';
 import { readServerEvent } from '../dist/protocol/server-reader.js';
+import { resultPath } from './_common.mjs';
 
 let msgpackr;
 try {
@@ -35,7 +34,6 @@ try {
   console.error('codec bench: msgpackr is not installed (npm install --no-save msgpackr): its rows and compatibility checks are left out.');
 }
 
-const here = dirname(fileURLToPath(import.meta.url));
 const SIZES_KB = [4, 16, 32];
 const WARMUP_OPS = 5_000;
 const SAMPLES = 400; // timed batches per case
@@ -297,8 +295,7 @@ function main() {
   console.log('\nverdict:', verdict.summary);
   if (msgpackr) console.log('msgpackr:', verdict.msgpackr.summary);
 
-  const out = join(here, 'results', 'codec.json');
-  mkdirSync(dirname(out), { recursive: true });
+  const out = resultPath('codec.json');
   writeFileSync(
     out,
     `${JSON.stringify({ bench: 'codec', node: process.version, cpus: os.cpus().length, loadAverage1m: +os.loadavg()[0].toFixed(2), date: new Date().toISOString(), warmupOps: WARMUP_OPS, samples: SAMPLES, unit: 'ns/op', rows, compatibility, verdict }, null, 2)}\n`,

@@ -15,7 +15,7 @@
 //    sentences. Then the rest of the text is spoken and every stream ends.
 // Loopback only; stops by itself. Options: --streams N (1000) --open-parallel N (200),
 // --progress-ms / --finish-ms / --status-ms N (the sessions' recovery budgets; default theirs).
-// Run `npm run build` first. Writes bench/results/concurrency.json (concurrency-budgets.json with budgets given).
+// Run `npm run build` first. Writes bench/out/concurrency.json (concurrency-budgets.json with budgets given).
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';

@@ -4,16 +4,15 @@
 // Test audio: 60 s of a speech-like signal (voiced harmonics with a syllable
 // envelope and some noise), 24 kHz mono; mp3 by lamejs at 48 kbit/s, opus by
 // the system ffmpeg at 32 kbit/s (skipped without ffmpeg).
-// Run `npm run build` first. Writes bench/results/decoders.json.
+// Run `npm run build` first. Writes bench/out/decoders.json.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Mp3Encoder } from '@breezystack/lamejs';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { OggOpusDecoder } from 'ogg-opus-decoder';
 import { createDecoder } from '../dist/sinks/decoder.js';
+import { resultPath } from './_common.mjs';
 
 const SAMPLE_RATE = 24_000;
 const AUDIO_MS = 60_000;
@@ -127,7 +126,6 @@ for (const [format, result] of Object.entries(results)) {
   console.log(`  library, whole buffer:  ${result.library.decodeMs} ms, ${result.library.xRealtime}x real time`);
 }
 
-const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'decoders.json');
-mkdirSync(dirname(out), { recursive: true });
+const out = resultPath('decoders.json');
 writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
 console.log(`wrote ${out}`);

@@ -2,11 +2,11 @@
 // chunk (cold and warm), real-time factor per engine and text, event-loop
 // delay during synthesis, and encoder cost per second of audio.
 // Run `npm run build` first; this imports the compiled code from dist/.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createStreamEncoder, supportedFormats } from '../dist/server/audio/encoder.js';
 import { EspeakEngine, espeakAvailable, ToneEngine } from '../dist/server/engines/index.js';
+import { writeResults } from './_common.mjs';
 
 const VOICE = { basePitchHz: 110, rate: 1, espeakVoice: 'en-us' };
 const TEXTS = {
@@ -159,6 +159,4 @@ for (const e of results.encoders) {
   console.log(`encode ${e.format.padEnd(4)} from ${e.source} @ ${e.sampleRate} Hz: ${e.msPerAudioSecond} ms per audio second (${e.timesRealTime}x real time), ${e.kbps} kbit/s`);
 }
 
-mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-writeFileSync(new URL('./results/engines.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-console.log('wrote bench/results/engines.json');
+console.log(`wrote ${writeResults('engines', results)}`);

@@ -15,7 +15,7 @@
  *
  * Run `npm run build` first.
  * Usage: node bench/receive-path.mjs [--before DIR [--before-label TEXT]]
- * Prints a table and writes bench/results/receive-path.json.
+ * Prints a table and writes bench/out/receive-path.json.
  */
 import { Decoder, Encoder } from '@msgpack/msgpack';
 import { resolve } from 'node:path';

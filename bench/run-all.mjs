@@ -2,8 +2,9 @@
 // its own Node process (so one's heap, JIT state and open handles cannot
 // colour the next one's figures). Helpers (`_*.mjs`), hidden files and this
 // file are skipped. Each script prints its figures and writes
-// bench/results/<name>.json. `node bench/run-all.mjs codec segmenter` runs
-// only the named ones. Exits non-zero when a script failed.
+// bench/out/<name>.json (bench/results/ with `--record`, passed on to each).
+// `node bench/run-all.mjs codec segmenter` runs only the named ones. Exits
+// non-zero when a script failed.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -11,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SELF = basename(fileURLToPath(import.meta.url));
-const only = process.argv.slice(2);
+const record = process.argv.includes('--record');
+const only = process.argv.slice(2).filter((a) => a !== '--record');
 
 const scripts = readdirSync(HERE)
   .filter((f) => f.endsWith('.mjs') && f !== SELF && !f.startsWith('_') && !f.startsWith('.'))
@@ -22,7 +24,7 @@ const failed = [];
 for (const script of scripts) {
   console.log(`\n=== ${script} ===`);
   const t0 = Date.now();
-  const res = spawnSync(process.execPath, [join(HERE, script)], { stdio: 'inherit' });
+  const res = spawnSync(process.execPath, [join(HERE, script), ...(record ? ['--record'] : [])], { stdio: 'inherit' });
   const seconds = ((Date.now() - t0) / 1000).toFixed(1);
   if (res.status === 0) console.log(`=== ${script}: done in ${seconds} s`);
   else {

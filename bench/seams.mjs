@@ -1,16 +1,15 @@
 // Seams between segments on the reference engine (espeak-ng; issue 26 item 3):
 // for every join, the silence on each side and the sample jump, before and
 // after the playback seam policy (pause capped at 250 ms, clicks faded over
-// 5 ms). Writes bench/results/seams.json and bench/results/seams.svg (each
+// 5 ms). Writes bench/out/seams.json and bench/out/seams.svg (each
 // seam's waveform, before above and after below; seams-ENGINE.* for another engine). Run `npm run build` first.
 //
 //   node bench/seams.mjs [--engine espeak|tone]
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createSpeechStream } from '../dist/speech.js';
 import { BENCH_TEXTS } from '../dist/bench/texts.js';
 import { measureSeams, smoothSeams } from '../dist/sinks/seams.js';
-import { ROOT, machine, r, startChildServer, writeResults } from './_common.mjs';
+import { machine, r, resultPath, startChildServer, writeResults } from './_common.mjs';
 
 const engineArg = process.argv.indexOf('--engine');
 const engine = engineArg >= 0 ? process.argv[engineArg + 1] : 'espeak';
@@ -105,7 +104,7 @@ try {
   };
   const name = engine === 'espeak' ? 'seams' : `seams-${engine}`;
   const file = writeResults(name, results);
-  const svgFile = join(ROOT, `bench/results/${name}.svg`);
+  const svgFile = resultPath(`${name}.svg`);
   writeFileSync(svgFile, plot(cases));
   console.log(`engine ${engine}; policy: pause <= 250 ms, 5 ms fades on a jump > 656`);
   console.log('text    segs  seams  gap ms p50/max (before -> after)   jump p50/max (before -> after)   clicks   audio ms -> played');

@@ -1,11 +1,10 @@
 // Segmenter throughput: a long LLM-like text pushed as ~4-character tokens
 // through TokenSegmenter (timers off), plus the pure core on one chunk.
-// Run `npm run build` first. Writes bench/results/segmenter.json.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// Run `npm run build` first. Writes bench/out/segmenter.json.
+import { writeFileSync } from 'node:fs';
 import { CutMode, segmentText, splitForFrames } from '../dist/stream/segmenter.js';
 import { TokenSegmenter } from '../dist/stream/token-segmenter.js';
+import { resultPath } from './_common.mjs';
 
 const PARAGRAPH = [
   'Sure! Here is a short overview of what Mr. Smith and Dr. Jones found, e.g. in the 2023 report. ',
@@ -104,7 +103,6 @@ console.log(
 console.log(`  segmentText one chunk: ${result.oneChunk.mbPerSec} MB/s, ${result.oneChunk.segments} segments`);
 console.log(`  splitForFrames 10,000 chars: ${result.splitForFrames10k.usPerSegment} us, ${result.splitForFrames10k.framesPerSegment} frames`);
 
-const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'segmenter.json');
-mkdirSync(dirname(out), { recursive: true });
+const out = resultPath('segmenter.json');
 writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 console.log(`  wrote ${out}`);

@@ -9,7 +9,7 @@
  * Usage: node bench/sequence-window.mjs [--before FILE [--before-label TEXT]]
  * (`--before` adds another build of src/realtime/sequence-window.ts, e.g.
  * one bundled from the previous commit with esbuild, measured in the same run.)
- * Prints a table and writes bench/results/sequence-window.json.
+ * Prints a table and writes bench/out/sequence-window.json.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

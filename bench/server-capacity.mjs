@@ -15,7 +15,7 @@
 // (postgres needs VOXPIPE_BENCH_DATABASE_URL or VOXPIPE_TEST_DATABASE_URL; a
 // fresh schema each); `postgres:N` is `serve --workers N` on it (N processes,
 // one port; the CPU time counted is all of them).
-// Run `npm run build` first. Writes bench/results/server-capacity.json.
+// Run `npm run build` first. Writes bench/out/server-capacity.json.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -8,7 +8,7 @@
 // event-loop turn (which goes on generating the segment) had ended.
 // Targets: p50 < 5 ms with tone, < 20 ms with warm espeak.
 // Run `npm run build` first; this imports the compiled code from dist/.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import os from 'node:os';
 import { createHistogram } from 'node:perf_hooks';
@@ -18,6 +18,7 @@ import WebSocket from 'ws';
 import { decodeServerEvent, encodeFrame, REALTIME_PATHS, SUBPROTOCOL, DEFAULT_MODEL } from '../dist/protocol/index.js';
 import { espeakAvailable } from '../dist/server/engines/index.js';
 import { PUBLIC_VOICES } from '../dist/server/catalog.js';
+import { writeResults } from './_common.mjs';
 
 const SEGMENTS = 200;
 const WARM_UP_SEGMENTS = 20;
@@ -170,6 +171,4 @@ for (const r of Object.values(results)) {
   }
   console.log(`${r.engine.padEnd(6)} flush -> first audio over ${r.segments} segments: p50 ${r.p50Ms} ms, p90 ${r.p90Ms} ms, p99 ${r.p99Ms} ms (min ${r.minMs}, max ${r.maxMs}); target p50 < ${r.targetP50Ms} ms: ${r.targetMet ? 'met' : 'NOT met'}`);
 }
-mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-writeFileSync(new URL('./results/server-flush.json', import.meta.url), `${JSON.stringify(report, null, 2)}\n`);
-console.log('written to bench/results/server-flush.json');
+console.log(`wrote ${writeResults('server-flush', report)}`);

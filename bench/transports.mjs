@@ -5,12 +5,11 @@
 // audio). The baseline is realtime reliable, warm.
 // async polls each job every 3 s (spec 8, the client's default), so its runs
 // take ~3 s each. Options: --runs N (20) --warmup N (2).
-// Run `npm run build` first. Writes bench/results/transports.json (the full
-// bench report is in its `report` field) and bench/results/transports.svg.
+// Run `npm run build` first. Writes bench/out/transports.json (the full
+// bench report is in its `report` field) and bench/out/transports.svg.
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { BENCH_TRANSPORTS, formatTable, renderPlot, runBenchmark } from '../dist/bench/index.js';
-import { argInt, machine, r, ROOT, startChildServer, writeResults } from './_common.mjs';
+import { argInt, machine, r, resultPath, startChildServer, writeResults } from './_common.mjs';
 
 const RUNS = argInt('runs', 20);
 const WARMUP = argInt('warmup', 2);
@@ -47,7 +46,7 @@ const rows = report.cases.map((c) => ({
   p50VsRealtimeReliableWarm: c.ttfaMs && baseline?.ttfaMs ? r(c.ttfaMs.p50 / baseline.ttfaMs.p50, 2) : null,
   errors: c.errorCodes,
 }));
-const svg = join(ROOT, 'bench/results/transports.svg');
+const svg = resultPath('transports.svg');
 writeFileSync(svg, renderPlot(report));
 const file = writeResults('transports', {
   bench: 'transports',

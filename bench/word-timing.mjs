@@ -4,7 +4,7 @@
 // For every word after the first of each sentence of WORD_TIMING_TEXTS, the
 // error |estimated start - true start| in ms, for the estimate and for the
 // character-proportional baseline, at two voices and two speeds.
-// Writes bench/results/word-timing.json. Run `npm run build` first.
+// Writes bench/out/word-timing.json. Run `npm run build` first.
 //
 //   node bench/word-timing.mjs
 import { EspeakEngine, espeakAvailable } from '../dist/server/engines/espeak.js';

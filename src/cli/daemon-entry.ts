@@ -8,15 +8,23 @@
  * account whose key it makes, writes `DIR/daemon.json`, and serves until it
  * has had no command for its idle time (then it applies the retention and
  * exits), until it is told to retire, or SIGTERM.
+ *
+ * What it keeps on disk stays bounded: finished realtime requests and their
+ * audio go once their resume window has passed (and the oldest first past
+ * RESUME_AUDIO_MAX_BYTES), the write-ahead log is trimmed when it passes
+ * WAL_MAX_BYTES, and every stop gives the log's space back.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
 import { redact } from '../errors.js';
-import type { SqlStore } from '../server/store/sql.js';
-import { idleMsOf, removeState, retentionMsOf, writeState, type ControlReply, type DaemonState } from './daemon.js';
+import type { PgliteStore } from '../server/store/pglite.js';
+import type { RetentionWindows } from '../server/store/retention.js';
+import { idleMsOf, removeState, RESUME_AUDIO_MAX_BYTES, resumeWindowMsOf, retentionMsOf, WAL_MAX_BYTES, writeState, type ControlReply, type DaemonState } from './daemon.js';
 
 /** Retention runs at most this often while the daemon is up (and always when it stops). */
 const PRUNE_EVERY_MS = 3_600_000; // 1 h
+/** How often the size of the write-ahead log is looked at. */
+const WAL_CHECK_EVERY_MS = 5_000; // 5 s
 /** How long the daemon waits for an older process to let go of the store. */
 const STORE_WAIT_MS = 60_000; // 60 s
 /** A control request is one short JSON line. */
@@ -28,7 +36,7 @@ function log(text: string): void {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function openStore(dir: string): Promise<SqlStore> {
+async function openStore(dir: string): Promise<PgliteStore> {
   const [{ PgliteStore }, { DataDirInUseError }] = await Promise.all([import('../server/store/pglite.js'), import('../server/store/lock.js')]);
   const deadline = Date.now() + STORE_WAIT_MS;
   for (;;) {
@@ -46,14 +54,19 @@ async function main(dir: string): Promise<void> {
   const identity = env['VOXPIPE_DAEMON_IDENTITY'] ?? 'unknown';
   const idleMs = idleMsOf(env);
   const retentionMs = retentionMsOf(env);
+  const resumeWindowMs = resumeWindowMsOf(env);
+  const windows = (olderThanMs: number): RetentionWindows => ({ olderThanMs, resumeWindowMs });
   const key = `sk-daemon-${randomBytes(24).toString('hex')}`;
   const keyBytes = Buffer.from(key);
 
-  const [{ createEngine }, { startServer, tasksIdle }, { pruneStore }] = await Promise.all([
+  const [{ createEngine }, { startServer, tasksIdle }, { pruneStore, resumeWindowPassed }, { overrideRealtimeTuning }] = await Promise.all([
     import('../server/engines/index.js'),
     import('../server/index.js'),
     import('../server/store/retention.js'),
+    import('../server/realtime/index.js'),
   ]);
+  // This process serves one user's commands: a finished request stays resumable for the window, its audio within the bound.
+  overrideRealtimeTuning({ requestRetentionMs: resumeWindowMs, maxFinishedAudioBytes: RESUME_AUDIO_MAX_BYTES });
   // The engine starts in its worker while the store opens.
   const engine = createEngine((env['VOXPIPE_DAEMON_ENGINE'] as Parameters<typeof createEngine>[0] | undefined) ?? 'auto');
   const store = await openStore(dir).catch(async (err: unknown) => {
@@ -80,8 +93,8 @@ async function main(dir: string): Promise<void> {
   let pruning: Promise<unknown> | undefined;
   let retiring = false;
 
-  const prune = (olderThanMs: number) => {
-    const run = (pruning ?? Promise.resolve()).then(() => pruneStore(store, olderThanMs));
+  const prune = (olderThanMs: number, reclaim: boolean) => {
+    const run = (pruning ?? Promise.resolve()).then(() => pruneStore(store, windows(olderThanMs), { reclaim }));
     pruning = run.catch(() => undefined);
     lastPrune = Date.now();
     return run;
@@ -122,10 +135,10 @@ async function main(dir: string): Promise<void> {
           lastActive = Date.now();
           return reply({ ok: true }, false);
         case 'status':
-          return reply({ ok: true, pid: process.pid, holds: holds.size, tasks: tasksIdle(server.ctx).active, idleMs, retentionMs, lastPrune: lastPrune ? new Date(lastPrune).toISOString() : null, retiring });
+          return reply({ ok: true, pid: process.pid, holds: holds.size, tasks: tasksIdle(server.ctx).active, idleMs, retentionMs, resumeWindowMs, lastPrune: lastPrune ? new Date(lastPrune).toISOString() : null, retiring });
         case 'prune': {
           const olderThanMs = typeof request.olderThanMs === 'number' && request.olderThanMs >= 0 ? request.olderThanMs : retentionMs;
-          prune(olderThanMs).then(
+          prune(olderThanMs, true).then(
             (result) => reply({ ok: true, ...result }),
             (err: unknown) => reply({ ok: false, reason: err instanceof Error ? err.message : String(err) }),
           );
@@ -160,6 +173,7 @@ async function main(dir: string): Promise<void> {
     startedAt: new Date().toISOString(),
     idleMs,
     retentionMs,
+    resumeWindowMs,
     engine: server.ctx.engine.name,
   };
   await writeState(dir, state);
@@ -176,11 +190,13 @@ async function main(dir: string): Promise<void> {
         while (holds.size > 0 || tasksIdle(server.ctx).active > 0) await sleep(50);
       }
       clearInterval(tick);
-      if (why === 'idle') await prune(retentionMs).catch((err: unknown) => log(`retention: ${err instanceof Error ? err.message : String(err)}`));
+      if (why === 'idle') await prune(retentionMs, true).catch((err: unknown) => log(`retention: ${err instanceof Error ? err.message : String(err)}`));
       await pruning;
       control.close();
       for (const s of sockets) s.destroy();
       await server.drain();
+      // The write-ahead log's space goes back at every stop, not only after a prune.
+      await store.checkpoint().catch((err: unknown) => log(`checkpoint: ${err instanceof Error ? err.message : String(err)}`));
       await store.close();
       log('stopped');
     })().then(
@@ -192,9 +208,22 @@ async function main(dir: string): Promise<void> {
     ));
 
   const busy = () => holds.size > 0 || tasksIdle(server.ctx).active > 0;
+  let lastWalCheck = 0;
+  let checkpointing = false;
+  /** A long command writes the log faster than anything else: it is trimmed as it goes, not only when the service stops. */
+  const boundWal = async () => {
+    lastWalCheck = Date.now();
+    if ((await store.walBytes()) > WAL_MAX_BYTES) await store.checkpoint();
+  };
   const tick = setInterval(
     () => {
       if (retiring) return;
+      if (!checkpointing && Date.now() - lastWalCheck >= WAL_CHECK_EVERY_MS) {
+        checkpointing = true;
+        void boundWal()
+          .catch((err: unknown) => log(`checkpoint: ${err instanceof Error ? err.message : String(err)}`))
+          .finally(() => (checkpointing = false));
+      }
       if (busy()) {
         lastActive = Date.now();
         return;
@@ -203,8 +232,8 @@ async function main(dir: string): Promise<void> {
         void retire('idle');
         return;
       }
-      if (Date.now() - lastPrune >= PRUNE_EVERY_MS && pruning === undefined) {
-        void prune(retentionMs)
+      if (pruning === undefined && (Date.now() - lastPrune >= PRUNE_EVERY_MS || resumeWindowPassed(store, resumeWindowMs))) {
+        void prune(retentionMs, false)
           .catch((err: unknown) => log(`retention: ${err instanceof Error ? err.message : String(err)}`))
           .finally(() => (pruning = undefined));
       }

@@ -43,12 +43,23 @@ export const DAEMON_ENV = {
   enabled: 'VOXPIPE_DAEMON',
   /** How long the daemon stays up with no command (a duration: 600, 90s, 10m, 1h); default 10 min. */
   idle: 'VOXPIPE_DAEMON_IDLE',
-  /** How long audio, job results and finished requests are kept; default 24 h. */
+  /** How long job results, stored audio files and finished tasks are kept; default 24 h. */
   retention: 'VOXPIPE_DATA_RETENTION',
+  /** How long a finished realtime request, and the audio kept to resume it, is kept; default 10 min. */
+  resumeWindow: 'VOXPIPE_RESUME_WINDOW',
 } as const;
 
 export const DEFAULT_IDLE_MS = 10 * 60_000; // 10 min
 export const DEFAULT_RETENTION_MS = 24 * 3_600_000; // 24 h
+export const DEFAULT_RESUME_WINDOW_MS = 10 * 60_000; // 10 min
+/**
+ * The audio kept to resume finished requests, all together; past it the
+ * oldest are dropped first. With the write-ahead log's bound it bounds the
+ * data directory (`data` prints both).
+ */
+export const RESUME_AUDIO_MAX_BYTES = 64 * 1_048_576; // 64 MiB
+/** The write-ahead log is checkpointed and trimmed when it passes this. */
+export const WAL_MAX_BYTES = 32 * 1_048_576; // 32 MiB
 
 export interface DaemonState {
   pid: number;
@@ -62,6 +73,7 @@ export interface DaemonState {
   startedAt: string;
   idleMs: number;
   retentionMs: number;
+  resumeWindowMs: number;
 }
 
 /** A failure of the local service: its start, or its control channel. */
@@ -96,6 +108,7 @@ function durationFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number)
 
 export const idleMsOf = (env: NodeJS.ProcessEnv): number => durationFromEnv(env, DAEMON_ENV.idle, DEFAULT_IDLE_MS);
 export const retentionMsOf = (env: NodeJS.ProcessEnv): number => durationFromEnv(env, DAEMON_ENV.retention, DEFAULT_RETENTION_MS);
+export const resumeWindowMsOf = (env: NodeJS.ProcessEnv): number => durationFromEnv(env, DAEMON_ENV.resumeWindow, DEFAULT_RESUME_WINDOW_MS);
 
 /** Whether commands use the daemon (unless VOXPIPE_DAEMON=0). */
 export function daemonEnabled(env: NodeJS.ProcessEnv): boolean {
@@ -129,7 +142,7 @@ function buildVersion(): string {
 
 /** What a daemon must match to serve a command: the build, and the server settings it took from the environment. */
 export function identityOf(env: NodeJS.ProcessEnv, engine: string | undefined): string {
-  return JSON.stringify({ version: buildVersion(), engine: engine ?? 'auto', dialect: env['VOXPIPE_DIALECT'] || 'reference', retention: retentionMsOf(env), idle: idleMsOf(env) });
+  return JSON.stringify({ version: buildVersion(), engine: engine ?? 'auto', dialect: env['VOXPIPE_DIALECT'] || 'reference', retention: retentionMsOf(env), resume: resumeWindowMsOf(env), idle: idleMsOf(env) });
 }
 
 export function alive(pid: number): boolean {

@@ -1,10 +1,12 @@
 /**
  * `voxpipe data [show|prune|stop] [--older-than DURATION] [--json]`: the
- * embedded default's data directory (issue 25).
+ * embedded default's data directory.
  * - show: where it is, its size on disk (the database, its write-ahead log),
- *   and the local service that serves it, if one runs;
+ *   what is kept how long and the bound, and the local service that serves
+ *   it, if one runs;
  * - prune: delete what is past the retention (or --older-than: 0 for every
- *   finished thing) and give the space back (see server/store/retention.ts);
+ *   finished thing) and give the space back, write-ahead log included (see
+ *   server/store/retention.ts);
  * - stop: stop the local service now (it stops by itself when idle).
  */
 import { readdir, stat } from 'node:fs/promises';
@@ -27,7 +29,7 @@ export const command: CliCommand<Options> = {
   declare(cmd) {
     cmd
       .argument('[ACTION]', `show (default), prune or stop`)
-      .addOption(new Option('--older-than <DURATION>', 'prune: what ended longer ago than this (90s, 10m, 24h, 0 for all); default VOXPIPE_DATA_RETENTION, else 24h'))
+      .addOption(new Option('--older-than <DURATION>', 'prune: what ended longer ago than this (90s, 10m, 24h, 0 for all); default VOXPIPE_DATA_RETENTION, else 24h; realtime requests and their audio go after VOXPIPE_RESUME_WINDOW (10m) if shorter'))
       .addOption(jsonOption());
   },
   run: (args, values, io) => run(args[0] ?? 'show', values, io),
@@ -47,7 +49,14 @@ export async function diskBytes(path: string): Promise<number> {
   return total;
 }
 
-const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
+const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MiB`;
+
+/** A duration as people say it: 90 s, 10 min, 24 h. */
+function spoken(ms: number): string {
+  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${Math.round(ms / 1000)} s`;
+}
 
 async function run(action: string, values: Options, io: Io): Promise<number> {
   if (!(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`data takes ${ACTIONS.join(', ')}, got ${JSON.stringify(action)}`);
@@ -75,10 +84,12 @@ async function run(action: string, values: Options, io: Io): Promise<number> {
       const status = await daemon.control(state, 'status', {}, false, 5_000).catch(() => undefined);
       service = { pid: state.pid, startedAt: state.startedAt, idleMs: state.idleMs, retentionMs: state.retentionMs, commands: status?.reply['holds'] ?? null, jobs: status?.reply['tasks'] ?? null, lastPrune: status?.reply['lastPrune'] ?? null };
     }
-    print({ dataDir: dir, bytes: total, databaseBytes: database, walBytes: wal, logBytes: log, service }, [
+    const kept = { resumeWindowMs: daemon.resumeWindowMsOf(io.env), retentionMs: daemon.retentionMsOf(io.env), resumeAudioMaxBytes: daemon.RESUME_AUDIO_MAX_BYTES, walMaxBytes: daemon.WAL_MAX_BYTES };
+    print({ dataDir: dir, bytes: total, databaseBytes: database, walBytes: wal, logBytes: log, kept, service }, [
       `${dir}: ${mb(total)} (database ${mb(database)}, of which write-ahead log ${mb(wal)})`,
+      `kept: audio to resume a request ${spoken(kept.resumeWindowMs)} after it ends (at most ${mb(kept.resumeAudioMaxBytes)}, about 4/3 of that on disk); job results and audio files ${spoken(kept.retentionMs)}; write-ahead log trimmed past ${mb(kept.walMaxBytes)}`,
       service
-        ? `local service: process ${state!.pid}, up since ${state!.startedAt}, stops after ${Math.round(state!.idleMs / 1000)} s idle; keeps audio and job results ${Math.round(state!.retentionMs / 3_600_000 * 10) / 10} h`
+        ? `local service: process ${state!.pid}, up since ${state!.startedAt}, stops after ${spoken(state!.idleMs)} idle and gives the space back`
         : 'local service: not running (the next command starts it)',
     ]);
     return ExitCode.ok;
@@ -102,7 +113,7 @@ async function run(action: string, values: Options, io: Io): Promise<number> {
     const [{ PgliteStore }, { pruneStore }] = await Promise.all([import('../server/store/pglite.js'), import('../server/store/retention.js')]);
     const store = await PgliteStore.open(dir);
     try {
-      result = { ...(await pruneStore(store, olderThanMs)) };
+      result = { ...(await pruneStore(store, { olderThanMs, resumeWindowMs: daemon.resumeWindowMsOf(io.env) }, { reclaim: true })) };
     } finally {
       await store.close();
     }

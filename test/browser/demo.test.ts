@@ -6,15 +6,15 @@
  * (`npm test` does it) and a Chromium (`.ci/run` installs it; set
  * VOXPIPE_CHROMIUM to use another).
  */
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { connect } from '../../src/realtime/connection.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
 import { speakText } from '../helpers/speak.js';
+import { CHROMIUM_PATH, has } from '../helpers/needs.js';
 
-const CHROMIUM = [process.env['VOXPIPE_CHROMIUM'], '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
+const CHROMIUM = has('chromium') ? CHROMIUM_PATH : undefined;
 const KEY = 'sk-browser-demo-secret-4f2a';
 const TEXT = 'Hello from the browser. Every byte reaches the audio thread. Nothing is lost.';
 

@@ -210,6 +210,29 @@ describe('the data directory does not grow without bound', () => {
     expect(show.service?.pid).toBe(state(h)!.pid);
   }, 240_000);
 
+  it('the audio kept to resume a request goes once its resume window has passed, while the service runs, write-ahead log included', async () => {
+    const h = home({ VOXPIPE_RESUME_WINDOW: '2s' });
+    type Shown = { bytes: number; walBytes: number; kept: { resumeWindowMs: number }; service: { lastPrune: string | null } | null };
+    await ok(h, 'say', 'Start.', '--out', join(root, 'start.wav'));
+    const start = json<Shown>(await ok(h, 'data', '--json'));
+    expect(start.kept.resumeWindowMs).toBe(2_000);
+    const said = Date.now();
+    for (let i = 0; i < 3; i++) await ok(h, 'say', LONG, '--out', join(root, `window-${i}.wav`));
+    const grown = json<Shown>(await ok(h, 'data', '--json'));
+    expect(grown.bytes).toBeGreaterThan(start.bytes + 4 * 1_048_576);
+    let now = grown;
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      now = json<Shown>(await ok(h, 'data', '--json'));
+      if (now.service?.lastPrune && Date.parse(now.service.lastPrune) > said && now.bytes <= start.bytes + 1_048_576) break;
+    }
+    // Back where it started, give or take a write-ahead log segment (1 MiB), with no prune asked and no stop.
+    expect(now.bytes).toBeLessThanOrEqual(start.bytes + 1_048_576);
+    expect(now.walBytes).toBeLessThanOrEqual(start.walBytes + 1_048_576);
+    expect((await ok(h, 'data')).stderr).toMatch(/kept: audio to resume a request 2 s after it ends/);
+  }, 180_000);
+
   it('the service applies the retention itself when it stops idle', async () => {
     // Other settings: the service running now is replaced by one with these.
     const h = home({ VOXPIPE_DAEMON_IDLE: '1s', VOXPIPE_DATA_RETENTION: '0' });

@@ -5,14 +5,14 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
-import { espeakAvailable } from '../../src/server/engines/index.js';
 import { fakeIo } from '../helpers/fake-io.js';
 import { TONE_RATE, withoutDeploymentNotes } from '../helpers/dialect.js';
+import { has } from '../helpers/needs.js';
 
 let server: ReferenceServer;
 let dir: string;
 const KEY = 'sk-test-cli-say';
-const hasEspeak = await espeakAvailable();
+const hasEspeak = has('espeak');
 
 beforeAll(async () => {
   server = await startServer({ engine: 'tone', accounts: [{ apiKey: KEY, userId: 'u1' }, { apiKey: 'sk-test-empty', userId: 'u2', apiQuota: 0, credits: 0 }] });

@@ -2,13 +2,15 @@
  * The PostgreSQL the store tests run against (VOXPIPE_TEST_DATABASE_URL;
  * `.ci/run` sets one up) and the schemas a test file makes on it: named
  * uniquely per run, dropped after the file. Without a database the tests
- * that need one are skipped, and `skipped` says so in their titles.
+ * that need one are skipped (`needs.ts`; in CI they fail), and `skipped`
+ * says so in their titles.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll } from 'vitest';
+import { has, TEST_DATABASE_URL } from './needs.js';
 
-export const DATABASE_URL = process.env['VOXPIPE_TEST_DATABASE_URL'];
-export const available = DATABASE_URL !== undefined;
+export const DATABASE_URL = TEST_DATABASE_URL;
+export const available = has('postgresql');
 export const skipped = available ? '' : ' (skipped: no PostgreSQL reachable; set VOXPIPE_TEST_DATABASE_URL=postgres://user:password@host:port/database)';
 
 /**

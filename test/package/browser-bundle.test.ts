@@ -1,9 +1,10 @@
 /**
- * The browser entry bundles only the browser path (issue 29): the machine,
- * the tolerant reader, the wire codec, the player; no schema library. The
- * build script holds a gzipped size budget and fails the build over it or
- * when zod is bundled: run here as `npm run build` runs it, into a folder
- * of the test's own.
+ * The browser entry bundles only the browser path: the machine, the
+ * tolerant reader, the wire codec, the player; no schema library. The build
+ * script prints each bundle's gzipped size and warns over its budget or
+ * when zod is bundled, without failing (`npm install` runs the build); this
+ * test holds the budget, with the script's `--check`, into a folder of the
+ * test's own.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -28,12 +29,12 @@ afterAll(() => {
 });
 
 describe('browser bundle budget', () => {
-  it('the browser entry is under 31 KiB gzipped and carries no zod; the script prints the gzipped size', () => {
+  it('the browser entry is under 30 KiB gzipped and carries no zod; the script prints the gzipped size', () => {
     const dir = outdir();
-    const out = execFileSync(process.execPath, [script, '--outdir', dir], { cwd: root, encoding: 'utf8' });
-    expect(out).toMatch(/voxpipe\.js: [\d.]+ KiB minified, [\d.]+ KiB gzipped \(budget 31 KiB\)/);
+    const out = execFileSync(process.execPath, [script, '--outdir', dir, '--check'], { cwd: root, encoding: 'utf8' });
+    expect(out).toMatch(/voxpipe\.js: [\d.]+ KiB minified, [\d.]+ KiB gzipped \(budget 30 KiB\)/);
     const bundle = readFileSync(join(dir, 'voxpipe.js'));
-    expect(gzipSync(bundle, { level: 9 }).byteLength).toBeLessThan(31 * 1024);
+    expect(gzipSync(bundle, { level: 9 }).byteLength).toBeLessThan(30 * 1024);
     const map = JSON.parse(readFileSync(join(dir, 'voxpipe.js.map'), 'utf8')) as { sources: string[] };
     expect(map.sources.filter((s) => s.includes('node_modules/zod/'))).toEqual([]);
     // Not the Node ledger's encoded-stream probes (FORBIDDEN_MODULES in the script).
@@ -44,11 +45,19 @@ describe('browser bundle budget', () => {
     }
   });
 
-  it('an entry that imports the zod parsers fails the build, naming zod and the budget (the check can fail)', () => {
+  it('an entry over budget that imports the zod parsers fails the check, naming zod and the budget (the check can fail)', () => {
     const dir = outdir();
-    const run = spawnSync(process.execPath, [script, '--outdir', dir, '--entry', 'test/package/fixtures/browser-entry-with-schemas.ts'], { cwd: root, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [script, '--outdir', dir, '--entry', 'test/package/fixtures/browser-entry-with-schemas.ts', '--check'], { cwd: root, encoding: 'utf8' });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('carries zod');
-    expect(run.stderr).toMatch(/voxpipe\.js is \d+ bytes gzipped, over its budget of 31744/);
+    expect(run.stderr).toMatch(/voxpipe\.js is \d+ bytes gzipped, over its budget of 30720/);
+  });
+
+  it('the build itself (what npm install runs) never fails on a budget: it prints the size and warns', () => {
+    const dir = outdir();
+    const run = spawnSync(process.execPath, [script, '--outdir', dir, '--entry', 'test/package/fixtures/browser-entry-with-schemas.ts'], { cwd: root, encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/voxpipe\.js: [\d.]+ KiB minified, [\d.]+ KiB gzipped \(budget 30 KiB\)/);
+    expect(run.stderr).toMatch(/over its budget of 30720[\s\S]*npm test fails on this/);
   });
 });

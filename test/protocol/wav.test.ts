@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { buildWavHeader, readWavHeader, scanWav, unsupportedFmt, WAV_HEADER_BYTES, WAV_MAX_HEADER_BYTES, WAV_UNKNOWN_SIZE, wavHeaderLength } from '../../src/protocol/wav.js';
-import { hasCommand } from '../server/audio/helpers.js';
+import { has } from '../helpers/needs.js';
 
 const PCM = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
 
@@ -124,7 +124,7 @@ describe('readWavHeader', () => {
     expect(readWavHeader(buildWavHeader(pcm24, 6), { anyBitDepth: true })).toEqual({ status: 'header', header: { pcm: pcm24, dataOffset: 44, dataBytes: 6 } });
   });
 
-  it.skipIf(!hasCommand('ffmpeg'))('walks the extra chunks ffmpeg writes (needs ffmpeg)', () => {
+  it.skipIf(!has('ffmpeg'))('walks the extra chunks ffmpeg writes (needs ffmpeg)', () => {
     const result = spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=0.5:sample_rate=16000', '-ac', '1', '-c:a', 'pcm_s16le', '-f', 'wav', '-'], { maxBuffer: 1 << 22 });
     const file = result.stdout;
     const read = readWavHeader(file);

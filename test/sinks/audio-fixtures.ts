@@ -2,10 +2,11 @@
 import { spawnSync } from 'node:child_process';
 import { Mp3Encoder } from '@breezystack/lamejs';
 import type { Readable } from 'node:stream';
+import { has } from '../helpers/needs.js';
 
 /** Whether an ffmpeg binary answers on PATH. */
-export const hasFfmpeg = spawnSync('ffmpeg', ['-version'], { stdio: 'ignore' }).status === 0;
-export const hasFfprobe = spawnSync('ffprobe', ['-version'], { stdio: 'ignore' }).status === 0;
+export const hasFfmpeg = has('ffmpeg');
+export const hasFfprobe = has('ffprobe');
 
 /** `ms` of a 440 Hz sine as s16le mono (or interleaved identical channels). */
 export function sinePcm(sampleRate: number, ms: number, channels = 1, hz = 440): Buffer {

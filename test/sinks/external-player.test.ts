@@ -3,13 +3,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { UnavailableError } from '../../src/errors.js';
 import { ExternalPlayerSink, findExternalPlayer, openExternalPlayer, probePlayer } from '../../src/sinks/external-player.js';
-import { findOnPath } from '../../src/sinks/which.js';
 import { chunksOf, sinePcm } from './audio-fixtures.js';
 import { useTmpDir } from './tmpdir.js';
+import { has } from '../helpers/needs.js';
 
 const tmp = useTmpDir('player');
 const MONO_24K = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
-const hasFfplay = findOnPath('ffplay') !== undefined;
+const hasFfplay = has('ffplay');
 
 /** Whether this ffplay's SDL has the `disk` audio driver (Debian's does), checked without voxpipe's code. */
 function sdlHasDiskDriver(): boolean {

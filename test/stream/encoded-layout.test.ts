@@ -10,13 +10,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { probeEncodedLayout } from '../../src/protocol/audio-probe.js';
 import { buildWavHeader } from '../../src/protocol/wav.js';
-import { espeakAvailable } from '../../src/server/engines/index.js';
 import { startServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
 import { createSpeechStream } from '../../src/speech.js';
-import { ffmpegAvailable } from '../../src/sinks/transcode.js';
+import { has } from '../helpers/needs.js';
 
-const hasEspeak = await espeakAvailable();
+const hasEspeak = has('espeak');
 
 /** An MPEG audio frame header: version (3 MPEG-1, 2 MPEG-2), sample-rate index, mono or not. */
 function mpegHeader(version: number, rateIndex: number, mono: boolean): Uint8Array {
@@ -66,7 +65,7 @@ describe.skipIf(!hasEspeak)('an mp3 stream from espeak (22.05 kHz)', () => {
       const chunks: Buffer[] = [];
       for await (const c of speech) chunks.push(c as Buffer);
       expect(speech.summary().ready?.sampleRate).toBe(22_050);
-      if (ffmpegAvailable()) {
+      if (has('ffprobe')) {
         const file = join(dir, 'x.mp3');
         writeFileSync(file, Buffer.concat(chunks));
         const probed = execFileSync('ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=sample_rate', '-of', 'csv=p=0', file], { encoding: 'utf8' });

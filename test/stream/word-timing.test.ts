@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { WORD_TIMING_TEXTS } from '../../src/bench/texts.js';
-import { EspeakEngine, espeakAvailable } from '../../src/server/engines/espeak.js';
+import { EspeakEngine } from '../../src/server/engines/espeak.js';
 import { ToneEngine } from '../../src/server/engines/tone.js';
 import {
   CONFIDENCE_PAUSE,
@@ -13,6 +13,7 @@ import {
   tokenize,
   wordBoundaryErrors,
 } from '../../src/stream/word-timing.js';
+import { has } from '../helpers/needs.js';
 
 const RATE = 16_000;
 
@@ -131,7 +132,7 @@ describe('word timing estimate', () => {
   });
 });
 
-const available = await espeakAvailable();
+const available = has('espeak');
 
 describe.skipIf(!available)('word timing estimate vs eSpeak word events (needs @echogarden/espeak-ng-emscripten)', () => {
   const engine = new EspeakEngine({ warmUpRounds: 0 });

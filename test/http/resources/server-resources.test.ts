@@ -7,11 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotFoundError, PermissionDeniedError } from '../../../src/errors.js';
 import { createClient, type VoxpipeClient } from '../../../src/http/index.js';
 import { startServer, type ReferenceServer } from '../../../src/server/index.js';
-import { detectMediaTools, hasFfmpeg } from '../../../src/server/media-engines/tools.js';
 import { startFakeServer, type FakeServer } from '../fake-server.js';
+import { has } from '../../helpers/needs.js';
 
 /** The reference server's ASR needs a recognizer, its video and lip-sync ffmpeg (the capability is unavailable otherwise). */
-const TOOLS = detectMediaTools();
 
 let server: ReferenceServer;
 let files: FakeServer;
@@ -108,7 +107,7 @@ describe('voice designs', () => {
   });
 });
 
-describe.skipIf(TOOLS.recognizer === undefined)('asr (needs pocketsphinx)', () => {
+describe.skipIf(!has('pocketsphinx'))('asr (needs pocketsphinx)', () => {
   it('transcribes audio at a URL: the task succeeds with a transcript', async () => {
     const handle = await client.asr.submit({ audioUrl: `${files.origin}/speech.wav`, languageHints: ['en'] });
     const task = await handle.result({ timeoutMs: 60_000 });
@@ -138,7 +137,7 @@ describe('images', () => {
   });
 });
 
-describe.skipIf(!hasFfmpeg(TOOLS))('videos and lip-sync (need ffmpeg)', () => {
+describe.skipIf(!has('ffmpeg', 'ffprobe'))('videos and lip-sync (need ffmpeg)', () => {
   it('video media job: completed normalises to succeeded, result downloads as MP4', async () => {
     const models = await client.videos.models();
     const job = await client.videos.jobs.create({ prompt: 'a moving square', model: models[0]!.id!, seconds: 1 });

@@ -3,13 +3,14 @@ import { createStreamEncoder, encodeWhole, supportedFormats } from '../../../src
 import { OggFlag } from '../../../src/server/audio/ogg.js';
 import { loadOpusScript } from '../../../src/server/audio/opus.js';
 import { readWavHeader, WAV_UNKNOWN_SIZE } from '../../../src/protocol/wav.js';
-import { decodeMp3, decodeOggOpus, durationSeconds, ffmpegSampleCount, ffprobeDuration, hasCommand, mp3FrameLengths, oggPages, sineHz, sinePcm } from './helpers.js';
+import { decodeMp3, decodeOggOpus, durationSeconds, ffmpegSampleCount, ffprobeDuration, mp3FrameLengths, oggPages, sineHz, sinePcm } from './helpers.js';
+import { has } from '../../helpers/needs.js';
 
 const INFO_24K = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
 const INFO_22K = { sampleRate: 22_050, channels: 1, bitDepth: 16 };
 const opusAvailable = loadOpusScript() !== undefined;
-const ffprobeAvailable = hasCommand('ffprobe');
-const ffmpegAvailable = hasCommand('ffmpeg');
+const ffprobeAvailable = has('ffprobe');
+const ffmpegAvailable = has('ffmpeg');
 
 /** Feeds `pcm` in uneven chunks (odd byte counts included), collecting every output. */
 function encodeSegments(format: 'mp3' | 'opus', info: typeof INFO_24K, segments: Buffer[]): Buffer[] {

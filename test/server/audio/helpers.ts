@@ -123,11 +123,6 @@ export function ffprobeDuration(data: Uint8Array, extension: string): number | u
   }
 }
 
-/** Whether a command runs here. */
-export function hasCommand(command: string): boolean {
-  return !spawnSync(command, ['-version'], { stdio: 'ignore' }).error;
-}
-
 /** Samples ffmpeg decodes from a file (mono, at `sampleRate`), or undefined when ffmpeg is not installed. */
 export function ffmpegSampleCount(data: Uint8Array, extension: string, sampleRate: number): number | undefined {
   const dir = mkdtempSync(join(tmpdir(), 'voxpipe-audio-'));

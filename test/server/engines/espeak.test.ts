@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortError } from '../../../src/errors.js';
 import { EngineError } from '../../../src/server/engines/errors.js';
-import { ESPEAK_SAMPLE_RATE, EspeakEngine, espeakAvailable } from '../../../src/server/engines/espeak.js';
+import { ESPEAK_SAMPLE_RATE, EspeakEngine } from '../../../src/server/engines/espeak.js';
 import { createEngine } from '../../../src/server/engines/index.js';
 import { collect, durationMs, rms, VOICE } from './helpers.js';
+import { has } from '../../helpers/needs.js';
 
 // eSpeak comes from an optional (GPL-3.0) package: these tests need it
 // installed and are skipped, not failed, where it is not.
-const available = await espeakAvailable();
+const available = has('espeak');
 const LONG_TEXT = 'This sentence is long enough to keep the synthesizer busy for a while. '.repeat(20);
 const FOX = 'The quick brown fox jumps over the lazy dog.';
 

@@ -12,11 +12,12 @@ import { join } from 'node:path';
 import { startServer, type ReferenceServer, type ServerOptions } from '../../../src/server/index.js';
 import type { AccountSeed } from '../../../src/server/app.js';
 import { buildWavHeader } from '../../../src/protocol/wav.js';
-import { detectMediaTools, hasFfmpeg } from '../../../src/server/media-engines/tools.js';
+import { detectMediaTools } from '../../../src/server/media-engines/tools.js';
+import { has } from '../../helpers/needs.js';
 
 export const TOOLS = detectMediaTools();
-export const HAS_FFMPEG = hasFfmpeg(TOOLS);
-export const HAS_RECOGNIZER = TOOLS.recognizer !== undefined;
+export const HAS_FFMPEG = has('ffmpeg', 'ffprobe');
+export const HAS_RECOGNIZER = has('pocketsphinx');
 
 /** Start a tone-engine server that accepts loopback input URLs. */
 export function startMediaServer(options: ServerOptions = {}): Promise<ReferenceServer> {

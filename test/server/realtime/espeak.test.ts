@@ -4,11 +4,11 @@
  * `@echogarden/espeak-ng-emscripten` is not installed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { espeakAvailable } from '../../../src/server/engines/index.js';
 import type { ReferenceServer } from '../../../src/server/index.js';
 import { openClient, speakSegment, startReliable, startTestServer, stop } from './fixtures.js';
+import { has } from '../../helpers/needs.js';
 
-const hasEspeak = await espeakAvailable();
+const hasEspeak = has('espeak');
 let server: ReferenceServer | undefined;
 
 beforeAll(async () => {

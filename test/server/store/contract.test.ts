@@ -20,8 +20,8 @@ import { PostgresStore } from '../../../src/server/store/postgres.js';
 import type { SqlStore } from '../../../src/server/store/sql.js';
 import type { Store } from '../../../src/server/store/types.js';
 import { CopyingStore } from './copying-store.js';
+import { DATABASE_URL, available as postgresAvailable } from '../../helpers/postgres.js';
 
-const DATABASE_URL = process.env['VOXPIPE_TEST_DATABASE_URL'];
 
 /** One engine: how to open a fresh store, and (for a persistent one) the same store again. */
 interface Engine {
@@ -229,7 +229,7 @@ describe.each(ENGINES.filter(([, engine]) => engine === pglite || engine === pos
  * schema, each its own connection, as each process has).
  */
 describe('shared store contract: PostgreSQL' + (DATABASE_URL ? '' : ' (skipped: no PostgreSQL reachable; set VOXPIPE_TEST_DATABASE_URL)'), () => {
-  const available = DATABASE_URL !== undefined;
+  const available = postgresAvailable;
 
   it.runIf(available)('what one process wrote, deleted or changed the other reads after sync, in creation order', { timeout: 60_000 }, async () => {
     const a = (await postgres.fresh()).store as SqlStore;

@@ -8,10 +8,11 @@ import { resample } from '../../../../src/server/audio/resample.js';
 import { ANALYSIS_RATE } from '../../../../src/server/voices/signal.js';
 import { buildWavHeader } from '../../../../src/protocol/wav.js';
 import { encodeWhole } from '../../../../src/server/audio/encoder.js';
-import { espeakAvailable, EspeakEngine, ToneEngine, type SpeechEngine } from '../../../../src/server/engines/index.js';
+import { EspeakEngine, ToneEngine, type SpeechEngine } from '../../../../src/server/engines/index.js';
+import { has } from '../../../helpers/needs.js';
 
 const tone = new ToneEngine();
-const HAS_ESPEAK = await espeakAvailable();
+const HAS_ESPEAK = has('espeak');
 let espeak: SpeechEngine | undefined;
 afterAll(async () => {
   await tone.close();

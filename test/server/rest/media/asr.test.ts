@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../../../../src/server/index.js';
-import { espeakAvailable } from '../../../../src/server/engines/index.js';
 import { encodePng } from '../../../../src/server/media-engines/png.js';
 import { mediaToolsOf, setMediaTools } from '../../../../src/server/media-engines/tools.js';
 import { balances, call, HAS_RECOGNIZER, newAccount, silenceWav, startInputServer, startMediaServer, until, type InputServer } from '../../media-engines/helpers.js';
+import { has } from '../../../helpers/needs.js';
 
 let server: ReferenceServer;
 let inputs: InputServer;
@@ -226,7 +226,7 @@ describe('legacy ASR paths (spec 9)', () => {
   });
 });
 
-describe.skipIf(!HAS_RECOGNIZER || !(await espeakAvailable()))('transcribing speech the server synthesized (needs pocketsphinx and espeak)', () => {
+describe.skipIf(!HAS_RECOGNIZER || !has('espeak'))('transcribing speech the server synthesized (needs pocketsphinx and espeak)', () => {
   it('finishes succeeded with a non-empty transcript', async () => {
     const speaking = await startMediaServer({ engine: 'espeak' });
     const files = await startInputServer();

@@ -1,0 +1,23 @@
+import { PGlite } from '@electric-sql/pglite';
+import { readdirSync, unlinkSync } from 'node:fs';
+const dir = process.argv[2];
+const segs = () => readdirSync(dir + '/pg_wal').filter(f => /^[0-9A-F]{24}$/.test(f)).sort();
+let db = await PGlite.create(dir);
+console.log('files', segs().length, 'rows', (await db.query('select count(*) from entries')).rows[0]);
+await db.query('checkpoint');
+const cur = (await db.query('select pg_walfile_name(pg_current_wal_insert_lsn()) as f')).rows[0].f;
+console.log('current', cur, 'first', segs()[0], 'last', segs().at(-1));
+await db.close();
+const after = segs(); console.log('after close', after.length, after[0], after.at(-1));
+let removed = 0;
+for (const f of after) if (f.slice(0,8) === cur.slice(0,8) && f.slice(8) > cur.slice(8)) { unlinkSync(dir + '/pg_wal/' + f); removed++; }
+console.log('removed', removed, segs());
+db = await PGlite.create(dir);
+console.log('reopen rows', (await db.query('select count(*) from entries')).rows[0], (await db.query('select pg_walfile_name(pg_current_wal_insert_lsn()) as f')).rows[0]);
+await db.query("insert into entries (collection, key, value) values ('x', 'y', repeat('z', 3000000))");
+await db.query('checkpoint');
+await db.close();
+db = await PGlite.create(dir);
+console.log('reopen2 rows', (await db.query('select count(*) from entries')).rows[0], segs().length);
+await db.query("delete from entries where collection='x'");
+await db.close();
