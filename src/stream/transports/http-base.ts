@@ -142,7 +142,6 @@ export abstract class HttpSegmentTransport extends EventEmitter<TransportEvents>
   readonly #labelsWarned = new Set<string>();
   #queue: Entry[] = [];
   #results: SegmentResult[] = [];
-  #sequence = 0;
   #retries = 0;
   #failure: VoxpipeError | undefined;
   #aborted = false;
