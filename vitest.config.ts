@@ -21,7 +21,7 @@ const CLIENT_SUITES = [
 ];
 
 /**
- * Drawn dialects (issue 24, `random:SEED`, src/server/dialect-random.ts):
+ * Drawn dialects (`random:SEED`, src/server/dialect-random.ts):
  * every run draws new deployments, so the suite explores the space of legal
  * ones instead of three points in it. The seeds are new each run unless
  * `VOXPIPE_DIALECT_SEEDS=a,b,c` pins them (to replay a failure: the project
@@ -75,7 +75,7 @@ export default defineConfig({
     // Most files wait on sockets and timers, not the CPU, so two run side
     // by side.
     maxWorkers: 2,
-    // Fails a test file that writes an API key to its output (issue 14).
+    // Fails a test file that writes an API key to its output.
     setupFiles: ['test/setup/secret-scan.ts'],
     testTimeout: 30_000, // 30 s: espeak warm-up and ffmpeg on a slow CI machine
     hookTimeout: 30_000,

@@ -1,5 +1,5 @@
 /**
- * Size of the browser bundle (issue 29) against its baseline in the same run:
+ * Size of the browser bundle against its baseline in the same run:
  * the browser entry as `npm run build` bundles it (the client reads frames
  * through src/protocol/wire.ts), and the same entry plus the strict zod
  * parsers of src/protocol/codec.ts (test/package/fixtures/

@@ -1,10 +1,10 @@
-// Wall time of the CLI, as a user runs it (issue 11, issue 25: the embedded
+// Wall time of the CLI, as a user runs it (the embedded
 // default's `say` aims under 0.7 s with warm caches): `voxpipe --version`
 // (parsing only), `say --ephemeral` (embedded server in memory), `say` on a
 // data directory through its local service (src/cli/daemon.ts: the first
 // run creates the store and starts the service; warm runs find it), the same
 // with VOXPIPE_DAEMON=0 (the server in each process, the data directory's
-// lock one command at a time: the default before issue 25), and six `say`
+// lock one command at a time), and six `say`
 // started at once on a warm data directory, each way. Each single case runs
 // --runs times (default 7) in a fresh process; prints median and min, writes
 // bench/out/cli-startup.json. Run `npm run build` first.

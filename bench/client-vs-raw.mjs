@@ -4,7 +4,7 @@
 //     timer; timer from handing over the text to the first audio byte) of
 //     the raw client, of ReliableSession, and of SpeechStream (text written
 //     to the first Buffer on its readable side); the added latency at p50
-//     and p99 (targets of issue 29: at most +0.05 ms and +0.5 ms). Runs come in --blocks blocks;
+//     and p99 (targets: at most +0.05 ms and +0.5 ms). Runs come in --blocks blocks;
 //     the added latency reported is the median over blocks of each block's
 //     p50 (p99) difference, so one noisy stretch of a shared machine cannot
 //     decide the figure alone. Measured against

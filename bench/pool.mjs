@@ -1,4 +1,4 @@
-// Time to first audio of a turn, cold connection vs prewarmed pool (issue 12):
+// Time to first audio of a turn, cold connection vs prewarmed pool:
 // the same `voxpipe serve --engine tone` child, the same run, alternating
 // cold and pooled turns. A turn is measured from "the agent has text to say"
 // (createSpeechStream called) to the first audio byte, so the cold figure

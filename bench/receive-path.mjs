@@ -1,5 +1,5 @@
 /**
- * The client's receive path for one `audio` frame (issue 29), stage by stage,
+ * The client's receive path for one `audio` frame, stage by stage,
  * against the raw client's baseline in the same run: the raw client (bench/
  * _raw-client.mjs) decodes a frame with one `@msgpack/msgpack` Decoder and
  * nothing else; voxpipe's client (Node `RealtimeConnection` and the browser

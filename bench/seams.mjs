@@ -1,4 +1,4 @@
-// Seams between segments on the reference engine (espeak-ng; issue 26 item 3):
+// Seams between segments on the reference engine (espeak-ng):
 // for every join, the silence on each side and the sample jump, before and
 // after the playback seam policy (pause capped at 250 ms, clicks faded over
 // 5 ms). Writes bench/out/seams.json and bench/out/seams.svg (each

@@ -1,5 +1,5 @@
 /**
- * Memory of one `SequenceWindow` (issue 29: one window per segment, kept for
+ * Memory of one `SequenceWindow` (one window per segment, kept for
  * every active stream): bytes of heap a window holds after its frames, by
  * what the numbering looked like. Measured as the heap used (after full GCs)
  * by many windows alive at once, divided by their number (a few tens of

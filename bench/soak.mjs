@@ -1,4 +1,4 @@
-// Load and soak (issue 14): N concurrent reliable realtime streams held for
+// Load and soak: N concurrent reliable realtime streams held for
 // a duration against the reference server (a child process) while it
 // injects realtime faults at a steady rate (close 1012/1013, TCP drop,
 // retryable provider error, in turn). Every stream's audio is compared with

@@ -1,4 +1,4 @@
-// Word timings estimated from a segment's text and audio (issue 26 item 1),
+// Word timings estimated from a segment's text and audio,
 // against the truth of the reference engine: eSpeak NG's own word events
 // (EspeakEngine.synthesizeWithWords, a bench and test hook never on the wire).
 // For every word after the first of each sentence of WORD_TIMING_TEXTS, the

@@ -1,5 +1,5 @@
 /**
- * The configuration of the client, in one place (issue 27): where the
+ * The configuration of the client, in one place: where the
  * service is, every URL derived from that, the API key, and the one
  * vocabulary of a bad configuration.
  *

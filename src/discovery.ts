@@ -1,5 +1,5 @@
 /**
- * What a deployment offers, found the way any deployment can answer (issue 9):
+ * What a deployment offers, found the way any deployment can answer:
  * its capabilities document in whatever shape (`protocol/capabilities.ts`),
  * its voice list with a public/personal `type` across pages, and the
  * compatible voice list. One place for the stream, the CLI and the bench.
@@ -9,7 +9,7 @@
  * `AuthenticationError` (`unauthorized`), never turned into "no voice"; an
  * unreachable service is a `ConnectionError` naming the host.
  *
- * The capabilities document is a hint (issue 24, item 5): one the client
+ * The capabilities document is a hint: one the client
  * cannot use (refused with 403 or 5xx, HTML, invalid JSON, not an object,
  * naming nothing) is treated as absent, with one `capabilities_unusable`
  * warning. Voice lists are followed across every page (`http/paging.ts`).

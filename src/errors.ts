@@ -204,7 +204,7 @@ export function registerSecret(secret: string | undefined): void {
 /**
  * What every one of `SECRET_PATTERNS` needs somewhere in the text: a text
  * without any of these words matches none of them, so the patterns are not
- * run (the reader redacts every string of every event: issue 29).
+ * run (the reader redacts every string of every event, so this is on the receive path).
  */
 const MAYBE_SECRET = /bearer|api[_-]?key|token|authorization|sk-/i;
 

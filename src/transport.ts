@@ -72,7 +72,7 @@ export interface TransportSummary {
 }
 
 /**
- * Audio as every transport hands it over (issue 24): raw bytes of one
+ * Audio as every transport hands it over: raw bytes of one
  * attempt at a segment, in order, tagged with the segment, the attempt and
  * where they start in that attempt's own byte space. The stream's one ledger
  * (`AudioLedger`, `splice.ts`; SpeechStream's) makes of them what the

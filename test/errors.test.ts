@@ -1,5 +1,5 @@
 /**
- * The one redaction of structured data (issue 27: `redactDeep` was defined
+ * The one redaction of structured data (`redactDeep` was defined
  * and applied twice): every error's `details` go through it in the
  * `VoxpipeError` constructor, whoever builds the error.
  */

@@ -1,5 +1,5 @@
 /**
- * Layers point down (issue 11; README "Layout"): every relative import in
+ * Layers point down (README "Layout"): every relative import in
  * src/ is read and each folder may import only the layers below it. A new
  * import that points up fails here with the file and the import.
  */

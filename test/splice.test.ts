@@ -61,7 +61,7 @@ describe('splice: one rule for a segment generated again (reliable machine and S
   });
 });
 
-describe('AudioLedger: raw bytes tagged with attempt and offset (issue 24)', () => {
+describe('AudioLedger: raw bytes tagged with attempt and offset', () => {
   const pcm = (segmentId: string, attempt: number | undefined, offset: number | undefined, ...values: number[]) => ({
     data: Buffer.from(values),
     segmentId,

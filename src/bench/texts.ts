@@ -33,7 +33,7 @@ export const BENCH_TEXT_NAMES = Object.keys(BENCH_TEXTS) as BenchTextName[];
 
 /**
  * Sentences whose word timings `bench/word-timing.mjs` and the word-timing
- * test measure (issue 26): the bench texts cut into sentences, as the
+ * test measure: the bench texts cut into sentences, as the
  * segmenter would send them, and a few with numbers, short words and lists.
  */
 export const WORD_TIMING_TEXTS: readonly string[] = [

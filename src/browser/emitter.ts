@@ -8,7 +8,7 @@
  * began and says whether there were any; `off(event, fn)` removes every
  * registration of `fn`.
  *
- * Why hand-written, while the Node client keeps eventemitter3 (issue 29):
+ * Why hand-written, while the Node client keeps eventemitter3:
  * eventemitter3 is CommonJS, so bundling it brings esbuild's interop helpers
  * with it, about 1.1 KiB of the browser bundle's 30 KiB gzipped budget, the
  * largest part of the browser path that is not a feature (the machine, the

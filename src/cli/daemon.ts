@@ -1,5 +1,5 @@
 /**
- * The embedded default as a small local service (issue 25): the first
+ * The embedded default as a small local service: the first
  * command with no VOXPIPE_BASE_URL starts `daemon-entry.js` detached; it owns
  * the data directory (the PGlite store and its lock) and stays warm until it
  * has been idle for VOXPIPE_DAEMON_IDLE (default 10 min). Later commands find

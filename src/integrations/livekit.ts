@@ -43,7 +43,7 @@ export interface TTSOptions extends Omit<SpeechOptions, 'format' | 'signal' | 'r
   /** Realtime connections `prewarm()` keeps ready; default 1. */
   spare?: number;
   /**
-   * Word-level timed transcripts (issue 26): each segment's text goes out on
+   * Word-level timed transcripts: each segment's text goes out on
    * its last frame as one TimedString per word (the word and the spaces after
    * it), with start and end times estimated from the segment's audio and a
    * confidence, instead of one TimedString for the segment on its first

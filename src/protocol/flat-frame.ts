@@ -1,5 +1,5 @@
 /**
- * The receive path's one pass (issue 29): a frame that is a flat MessagePack
+ * The receive path's one pass: a frame that is a flat MessagePack
  * map (string keys; values nil, bool, integers, strings, binary) is checked
  * and decoded together, byte by byte, into the same plain map `decodeMap`
  * builds. Every server event the client acts on per frame (`audio`,

@@ -114,7 +114,7 @@ class Connection implements RealtimeConnection {
   #pings = 0;
   #keepAliveTimer: NodeJS.Timeout | undefined;
   #pongTimer: NodeJS.Timeout | undefined;
-  /** Frames received so far: a count, not a clock read per frame (issue 29, CPU per MB). */
+  /** Frames received so far: a count, not a clock read per frame (CPU per MB). */
   #received = 0;
   readonly #activity: ServerActivity;
   /** `#activity.frames` when the pending liveness check began. */

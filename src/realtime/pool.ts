@@ -1,5 +1,5 @@
 /**
- * Prewarmed realtime connections (issue 12). Spec 4.10 allows one
+ * Prewarmed realtime connections. Spec 4.10 allows one
  * generation per connection, so a voice agent would pay TCP, TLS, the
  * WebSocket handshake and `authenticated` on every turn. A pool keeps
  * `spare` connections authenticated and hands one to each session that asks

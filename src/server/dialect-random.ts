@@ -1,5 +1,5 @@
 /**
- * Generative dialects (issue 24 item 8): `random:SEED` draws every point the
+ * Generative dialects: `random:SEED` draws every point the
  * spec leaves open from a wide space, so the client suites explore legal
  * deployments instead of three fixed ones. Each point is drawn from its own
  * seeded stream (`rng(seed, point)`), so switching one point off (`off=`) or

@@ -1,5 +1,5 @@
 /**
- * Dialects of the reference server (issue 9). Wherever the spec leaves a
+ * Dialects of the reference server. Wherever the spec leaves a
  * point open ("not shown", "exact field names: not shown", two shapes "both
  * listed"), a real deployment may take it another way. A dialect takes every
  * such point one way, so the client's suites can run against more than our
@@ -27,7 +27,7 @@
  * the routes' views), so every rule of the service stays the same.
  *
  * Besides the three presets, `random:SEED` draws every open point from a
- * wide space (issue 24; `dialect-random.ts` lists the points, `off=` and
+ * wide space (`dialect-random.ts` lists the points, `off=` and
  * `only=` switch them); `describeDialect()` prints what was drawn so a
  * seed replays.
  */

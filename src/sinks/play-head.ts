@@ -1,6 +1,6 @@
 /**
- * Where a playing sink's play head is: the bytes of its input actually played
- * (issue 26 item 1). Devices and player programs do not say how far they got,
+ * Where a playing sink's play head is: the bytes of its input actually played.
+ * Devices and player programs do not say how far they got,
  * so the play head follows a clock: playback starts at the first write and
  * runs at the PCM's rate; when writes fall behind (an underrun), it waits
  * for the next one. It never passes the bytes written.

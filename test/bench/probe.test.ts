@@ -33,7 +33,7 @@ const benchCase = (over: Partial<BenchCase>): BenchCase => ({
 const BYTES_PER_MS = 48; // tone: 24 kHz mono s16le
 
 describe('runCase (one measured run)', () => {
-  it('pcm with several segments: every seam is measured on the audio received (issue 26 item 3)', async () => {
+  it('pcm with several segments: every seam is measured on the audio received', async () => {
     const [s] = await runCase(config, benchCase({ text: 'long' }), 30_000);
     expect(s!.error).toBeUndefined();
     // The long text is a paragraph: the segmenter cuts it into several segments.

@@ -1,5 +1,5 @@
 /**
- * Seeded chaos (issue 14): random texts written in LLM-sized chunks, one
+ * Seeded chaos: random texts written in LLM-sized chunks, one
  * random fault from everything the reference server injects, transports
  * realtime and auto, formats pcm and wav. Every run must end byte-identical
  * to the fault-free run of the same text, or with a typed VoxpipeError; never

@@ -1,4 +1,4 @@
-/** `voxpipe CMD --help` and `voxpipe --version` (issue 11): commander's help on stdout, exit 0, nothing started. */
+/** `voxpipe CMD --help` and `voxpipe --version`: commander's help on stdout, exit 0, nothing started. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { main, program } from '../../src/cli/main.js';

@@ -206,7 +206,7 @@ describe('embedded default', () => {
   });
 });
 
-describe('the layout is what the audio says (issue 24)', () => {
+describe('the layout is what the audio says', () => {
   // espeak speaks at 22,050 Hz; the HTTP transports can know it only from the audio (its WAV header or Content-Type).
   it.skipIf(!hasEspeak).each(['sync', 'compat', 'async'])('--transport %s --format pcm --out x.wav on the minimal dialect: the file header carries the audio\'s rate', async (transport) => {
     const espeak = await startServer({ engine: 'espeak', dialect: 'minimal', accounts: [{ apiKey: KEY, userId: 'u1' }] });

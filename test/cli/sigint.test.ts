@@ -50,7 +50,7 @@ describe('SIGINT during speak', () => {
     const kept = lines[0]!.match(/^voxpipe: interrupted; kept .*cut\.wav \((\d+) bytes; ([\d.]+) s of audio; \d+ bytes of pcm received\)$/);
     expect(kept).not.toBeNull();
     const wav = readFileSync(out);
-    // The note says what the file holds (issue 25 item 9).
+    // The note says what the file holds.
     expect(Number(kept![1])).toBe(wav.length);
     expect(Number(kept![2])).toBeCloseTo((wav.length - 44) / 48_000, 1);
     expect(wav.toString('ascii', 0, 4)).toBe('RIFF');

@@ -1,5 +1,5 @@
 /**
- * The property of issue 24 item 8 across drawn dialects: for the same engine
+ * The property of drawn dialects: for the same engine
  * and text, the audio `voxpipe say` and `voxpipe speak` write against a
  * drawn deployment is byte-identical to what they write against ours.
  *

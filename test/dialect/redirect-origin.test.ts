@@ -1,6 +1,6 @@
 /**
- * A drawn deployment whose downloads redirect to another origin (issue 24
- * item 8: "redirects ... another path or host"): the signed file is served
+ * A drawn deployment whose downloads redirect to another origin (a
+ * deployment may redirect to another path or host): the signed file is served
  * by a second listener on another port, as a CDN or a storage bucket would
  * serve it. The spec (4.3) says to follow the signed redirect; the key goes
  * to the service alone (spec 5; src/http/client.ts sends it only to the

@@ -1,5 +1,5 @@
 /**
- * Fuzzing (issue 14), seeded with fast-check (VOXPIPE_FUZZ_SEED replays):
+ * Fuzzing, seeded with fast-check (VOXPIPE_FUZZ_SEED replays):
  * - 10,000 hostile frames into the reference server's realtime endpoint:
  *   random bytes, truncated MessagePack, deep nesting, huge strings, wrong
  *   types for every field, `__proto__`, overlong ids, text frames. The server

@@ -1,5 +1,5 @@
 /**
- * A hostile server's event sequences into the client (issue 14, 2): the
+ * A hostile server's event sequences into the client: the
  * reliable machine gets generated runs of server events in any order (audio
  * for unknown segments, sequences repeated, out of order or gapped,
  * completions before audio, errors retryable or not, `finish` at any time,

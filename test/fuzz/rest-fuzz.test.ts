@@ -1,5 +1,5 @@
 /**
- * Hostile HTTP on every REST route of the reference server (issue 14),
+ * Hostile HTTP on every REST route of the reference server,
  * seeded with fast-check (VOXPIPE_FUZZ_SEED replays): random JSON and
  * non-JSON bodies, wrong types, huge and malformed path parameters and query
  * strings. Property: never a 500; every error is a 4xx with a JSON error body

@@ -15,7 +15,7 @@ export const TONE_RATE = dialectOf().sampleRate ?? TONE_SAMPLE_RATE;
 /**
  * The dialect refuses its capabilities document (403, 500) or serves one
  * that cannot be parsed: the client treats it as absent after one
- * `capabilities_unusable` warning (issue 24 item 5).
+ * `capabilities_unusable` warning.
  */
 export const CAPABILITIES_UNUSABLE = (['refused-403', 'refused-500', 'unparseable'] as const).some((c) => c === dialectOf().capabilities);
 
@@ -36,7 +36,7 @@ export const SKIPPING_NUMBERING = isRandomDialectName(DIALECT) && drawRandomDial
  * 1 to 6 may still come). The first frames of a connection then wait in
  * the window until it fills, the step is learnt or the segment completes;
  * a cut before that drops them and the resume brings them again.
- * (Drawn seed fa487a3c: per-segment numbering from 7.)
+ * (For example, per-segment numbering from 7.)
  */
 export const NUMBERING_LEARNT = ((): boolean => {
   if (!isRandomDialectName(DIALECT)) return false;

@@ -1,5 +1,5 @@
 /**
- * A deployment behind a path prefix (issue 27): a reverse proxy on port 0
+ * A deployment behind a path prefix: a reverse proxy on port 0
  * that serves the upstream (the reference server) under `prefix`, for plain
  * HTTP and for WebSocket upgrades, and answers 404 to anything outside the
  * prefix, so a client that loses the prefix anywhere fails. It counts what

@@ -1,6 +1,6 @@
 /**
  * A small realtime v2 server (reliable mode only) that can misbehave in the
- * ways issue 10 lists: audio out of order or repeated, silence where a reply
+ * ways a real one can: audio out of order or repeated, silence where a reply
  * is owed, a failure after every `ready`, the caller's Authorization value
  * echoed into its errors, an error with no code. It speaks MessagePack over
  * a real socket on port 0 and answers the request-status route, so the

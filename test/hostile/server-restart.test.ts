@@ -1,5 +1,5 @@
 /**
- * A server restart mid-request (issue 14, 5): the process generating a
+ * A server restart mid-request: the process generating a
  * reliable request dies (its sockets dropped, no close frame, no state
  * written after that instant) and a new one starts on the same port.
  * - On the store the old process left (a snapshot taken at the instant it

@@ -32,7 +32,7 @@ describe('apiErrorFromResponse', () => {
     for (const [status, cls] of cases) {
       const err = apiErrorFromResponse(status, headers(), JSON.stringify({ error: { code: 'ERR_SOMETHING_NEW', message: 'm' } }), 'GET /x');
       expect(err).toBeInstanceOf(cls);
-      // A 401 has one code on every path (issue 27); the body's own is kept as details.serverCode.
+      // A 401 has one code on every path; the body's own is kept as details.serverCode.
       expect(err.code).toBe(status === 401 ? 'unauthorized' : 'ERR_SOMETHING_NEW');
       if (status === 401) expect(err.details).toMatchObject({ serverCode: 'ERR_SOMETHING_NEW' });
       expect(err.status).toBe(status);

@@ -41,7 +41,7 @@ describe('HttpClient basics', () => {
   it('derives rootUrl from the base URL', () => {
     expect(deriveRootUrl('http://h:1/api/open/v1')).toBe('http://h:1');
     expect(deriveRootUrl('https://h/proxy/api/open/v1/')).toBe('https://h/proxy');
-    // Without the /api/open/v1 suffix the URL is the root, its path prefix kept (config.ts, issue 27).
+    // Without the /api/open/v1 suffix the URL is the root, its path prefix kept (config.ts).
     expect(deriveRootUrl('https://h/other')).toBe('https://h/other');
     expect(new HttpClient({ apiKey: KEY, baseUrl: 'https://h/other' }).baseUrl).toBe('https://h/other/api/open/v1');
   });

@@ -1,5 +1,5 @@
 /**
- * `voxpipe/ai-sdk` (issue 12) driven by the real `ai` package against the
+ * `voxpipe/ai-sdk` driven by the real `ai` package against the
  * reference server: ai@7's `experimental_streamSpeech` fed by `streamText`
  * on a mock language model, and `experimental_generateSpeech` of ai@6 (as
  * the `ai6` alias) and ai@7.

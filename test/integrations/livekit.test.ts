@@ -1,5 +1,5 @@
 /**
- * `voxpipe/livekit` (issue 12) with the real `@livekit/agents` and
+ * `voxpipe/livekit` with the real `@livekit/agents` and
  * `@livekit/rtc-node` packages against the reference server: streamed text in
  * any chunking gives the audio of the whole text, a close 1012 mid-segment is
  * invisible to the agent, close() stops frames at once, metrics carry

@@ -1,5 +1,5 @@
 /**
- * The README's recipes run as written (issue 12): each example is spawned
+ * The README's recipes run as written: each example is spawned
  * with nothing configured (the embedded reference server) in a scratch
  * directory, and must exit 0 having produced what it says.
  */

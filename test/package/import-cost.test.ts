@@ -1,7 +1,7 @@
 /**
  * `import 'voxpipe'` loads the client only: the reference server (about 110
  * modules) is imported on demand by `openService()` when nothing is
- * configured (issue 11). Checked on the built package, as a consumer loads it.
+ * configured. Checked on the built package, as a consumer loads it.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The error catalogue (issue 11): one module holds every code with its kind;
+ * The error catalogue: one module holds every code with its kind;
  * failover reads the kind. A code literal anywhere in src/ that the
  * catalogue does not know fails here, so the lists cannot drift apart again.
  */

@@ -1,5 +1,5 @@
 /**
- * The receive path's one pass (src/protocol/flat-frame.ts, issue 29) must read
+ * The receive path's one pass (src/protocol/flat-frame.ts) must read
  * every frame exactly as the full path does (pre-scan, `@msgpack/msgpack`,
  * repeated-key check): the same map, or, for anything it does not take on or
  * any problem, nothing, so `decodeMap` falls back and names the problem.

@@ -1,5 +1,5 @@
 /**
- * The client's tolerant reader (issue 9): what it requires, what it renames,
+ * The client's tolerant reader: what it requires, what it renames,
  * what it passes through, what it skips.
  */
 import { describe, expect, it } from 'vitest';

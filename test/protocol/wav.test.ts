@@ -1,5 +1,5 @@
 /**
- * The one WAV module (issue 11): the header every layer writes and the chunk
+ * The one WAV module: the header every layer writes and the chunk
  * walker every layer reads with.
  */
 import { spawnSync } from 'node:child_process';

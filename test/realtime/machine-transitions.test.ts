@@ -1,5 +1,5 @@
 /**
- * The reliable machine's transitions as one table (issue 11): every phase
+ * The reliable machine's transitions as one table: every phase
  * crossed with every kind of input, the phase it moves to and the effects it
  * asks of its port. The table is written to `machine-transitions.md` next to
  * this file and compared on every run, so a change of behaviour shows up as

@@ -1,5 +1,5 @@
 /**
- * Overload is not death (issue 29, src/realtime/budgets.ts): the progress
+ * Overload is not death (src/realtime/budgets.ts): the progress
  * deadline tells a server that is behind from one that is gone. The real
  * reference server on port 0 behind a proxy (one origin for every stream):
  * the proxy holds one stream's frames, as a saturated server serves it late,

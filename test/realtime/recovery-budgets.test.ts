@@ -1,5 +1,5 @@
 /**
- * Bounded, active recovery in the reliable machine (issue 24, item 4), with
+ * Bounded, active recovery in the reliable machine, with
  * the machine's timers fired by hand (no clock): a frame the machine needs
  * but cannot use ends the attempt at once; a quiet server stalls the attempt
  * within its budget, and only frames that move what is owed are progress;

@@ -160,7 +160,7 @@ describe('happy path', () => {
 
   // Over 2,000 characters of audio: under a drawn dialect that splits frames
   // at 160 or 333 B that is tens of thousands of frames, which took over 30 s
-  // on a loaded two-core machine (seeds b885e767, 5318c018).
+  // on a loaded two-core machine.
   it('splits a segment longer than one text frame and still speaks it whole', { timeout: 90_000 }, async () => {
     const long = `${'Lorem ipsum dolor sit amet. '.repeat(80)}`.trim(); // over 2,000 characters
     const s = session(server);
@@ -443,7 +443,7 @@ describe('the key', () => {
   // A server of its own: on the suite's shared server, a connection an
   // earlier test left (the abort above) could still be sending audio and
   // take the armed close before this test's connection does, so the resume
-  // and its status read would not happen (the flake of issue 24's findings).
+  // and its status read would not happen.
   it('never travels in a URL', async () => {
     const own = await startTestServer();
     try {

@@ -49,7 +49,7 @@ describe('SequenceWindow', () => {
     expect(feed(new SequenceWindow(4), [1000, 1001, 1002])).toEqual({ out: [1000, 1001, 1002], gaps: [], dupes: [] });
   });
 
-  it('a numbering that starts a little later than guessed (from 7, within the window) starts there: no gap named (drawn seed b885e767)', () => {
+  it('a numbering that starts a little later than guessed (from 7, within the window) starts there: no gap named', () => {
     const w = new SequenceWindow<string>(4);
     expect(feed(w, [7, 8, 9, 10, 11, 12])).toEqual({ out: [7, 8, 9, 10, 11, 12], gaps: [], dupes: [] });
     const short = new SequenceWindow<string>(16);
@@ -100,7 +100,7 @@ describe('SequenceWindow', () => {
     expect(feed(w, [10, 12, 14, 15, 17, 18])).toEqual({ out: [10, 12, 14, 15, 17, 18], gaps: ['16'], dupes: [] });
   });
 
-  it('a step learnt and then broken by a frame held between two steps: released in its place, never after a higher one (drawn seed bb8c3f1d)', () => {
+  it('a step learnt and then broken by a frame held between two steps: released in its place, never after a higher one', () => {
     // 1, 3, 5 teach a step of 2; 8 comes before 7 (held); releasing 7 must not go on to 9 past the 8 it holds.
     const w = new SequenceWindow<string>(16);
     const fed = feed(w, [1, 3, 5, 8, 7, 9, 10]);
@@ -209,7 +209,7 @@ describe('AudioOrder', () => {
     expect(order([['a', 50], ['a', 51]], 50)).toEqual({ out: ['a50', 'a51'], repeats: 0 });
   });
 
-  it('a resumed connection whose count skipped what the dropped one never delivered: no frame held, no gap (found on drawn seed 2abf4094)', () => {
+  it('a resumed connection whose count skipped what the dropped one never delivered: no frame held, no gap', () => {
     // The last connection saw up to 10; the server had numbered 11 to 13 into the drop.
     const o = new AudioOrder<string>(16, 11);
     const first = o.push('a', 14, 'a14');
@@ -220,7 +220,7 @@ describe('AudioOrder', () => {
 });
 
 /**
- * The window as it was before it kept runs (issue 29): every sequence seen in
+ * The window as it was before it kept runs: every sequence seen in
  * a Set, a Map for the held frames. The semantics the window must keep.
  */
 class ReferenceWindow<T> {
@@ -454,7 +454,7 @@ function compare(numbering: Numbering, label: string): { floorRepeats: number; m
   return { floorRepeats, maxRuns, maxLate };
 }
 
-describe('SequenceWindow against the Set-based window it replaced (issue 29)', () => {
+describe('SequenceWindow against the Set-based window it replaced', () => {
   it('4,000 short numberings (repeats, reorders, gaps, steps, late frames, drains; seeded): the same verdicts and readings, frame by frame', () => {
     const random = seededRandom(0x5eed29);
     let late = 0;
@@ -504,7 +504,7 @@ describe('SequenceWindow against the Set-based window it replaced (issue 29)', (
   });
 });
 
-describe('SequenceWindow memory (issue 29)', () => {
+describe('SequenceWindow memory', () => {
   it('100,000 frames in order, then repeats of early ones: every frame released once, every repeat dropped as a repeat, one run kept, nothing held', () => {
     const w = new SequenceWindow<number>(16);
     for (let s = 1; s <= 100_000; s++) {

@@ -1,5 +1,5 @@
 /**
- * The recovery's HTTP reads (issue 10, item 4): a status read against a
+ * The recovery's HTTP reads: a status read against a
  * server that never answers ends with a TimeoutError within its deadline,
  * even when a garbage collection runs while it waits (Node 20 loses the
  * timeout of `AbortSignal.any([signal, AbortSignal.timeout()])` after a GC).

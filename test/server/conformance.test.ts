@@ -1,5 +1,5 @@
 /**
- * Conformance points an independent checker found (issue 9): a malformed
+ * Conformance points an independent checker found: a malformed
  * percent-encoding in a path is the client's 400, and every direct reply,
  * errors included, carries `in_reply_to` (spec 6).
  */

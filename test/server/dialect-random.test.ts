@@ -1,5 +1,5 @@
 /**
- * The drawn dialects' rewriters (issue 24 item 8): each open point taken the
+ * The drawn dialects' rewriters: each open point taken the
  * drawn way without changing what the service says: the audio bytes and
  * their order, a WAV file's PCM, the wait a `Retry-After` names.
  */

@@ -1,5 +1,5 @@
 /**
- * The reference server's dialects (issue 9, src/server/dialect.ts): each
+ * The reference server's dialects (src/server/dialect.ts): each
  * open point of the spec taken the documented way, checked on the wire.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

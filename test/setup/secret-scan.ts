@@ -1,5 +1,5 @@
 /**
- * Secret scan (issue 14): everything a test file's process writes to
+ * Secret scan: everything a test file's process writes to
  * standard output or error (logs of the reference server, notes, warnings,
  * serialized errors a test prints) is checked for API keys. The keys of the
  * tests all start with `sk-`; the documented development key `sk-local-dev`

@@ -1,5 +1,5 @@
 /**
- * Seams (issue 26 item 3): the measure reads the silence on each side of a
+ * Seams: the measure reads the silence on each side of a
  * join and the jump at it; the playback policy trims a long pause to a
  * natural one and fades a click away, leaves audio away from seams alone,
  * and gives the same output however the input is chunked.

@@ -60,7 +60,7 @@ interface SynthRequest {
 
 /**
  * Where eSpeak put one word of the text it spoke: its truth for measuring word
- * timings estimated from audio (issue 26). Test and bench use only.
+ * timings estimated from audio. Test and bench use only.
  */
 export interface EspeakWordEvent {
   /** 0-based index of the word's first character in the text. */

@@ -95,7 +95,7 @@ export function capabilitiesRoute(ctx: ServerContext): RouteDef {
     handler: () => {
       const style = ctx.dialect.capabilities;
       if (style === 'absent') throw notFound('route');
-      // A deployment may refuse the document, or answer one no parser reads (issue 24: treated as absent).
+      // A deployment may refuse the document, or answer one no parser reads (treated as absent).
       if (style === 'refused-403') throw new HttpError(403, ApiErrorCode.forbidden, 'capabilities are not available to this client');
       if (style === 'refused-500') throw new HttpError(500, ApiErrorCode.internalError, 'capabilities could not be loaded');
       if (style === 'unparseable') return { headers: { 'content-type': 'application/json' }, body: `{"site":${JSON.stringify(ctx.site)},"providers":[{"id":` };

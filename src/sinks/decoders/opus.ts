@@ -4,7 +4,7 @@
  * it arrives. Opus decodes natively at 48 kHz (or 8/12/16/24 kHz on request).
  */
 // Loaded when a decoder starts (`_construct`): the package and its Ogg parser are about 40 modules
-// that a command writing PCM or WAV never needs (the CLI's start-up, issue 25).
+// that a command writing PCM or WAV never needs (the CLI's start-up).
 import type { OggOpusDecoder } from 'ogg-opus-decoder';
 import { AudioFormat, type PcmInfo } from '../../protocol/audio.js';
 import { Decoder, decodeError, type DecoderOptions } from './base.js';

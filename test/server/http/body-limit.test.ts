@@ -1,5 +1,5 @@
 /**
- * Body limits under hostile HTTP (issue 28): a body over the limit gets a 413
+ * Body limits under hostile HTTP: a body over the limit gets a 413
  * with the spec's error body on every POST route, answered on an open
  * connection (the client, still writing, reads it: no EPIPE), and a client
  * that aborts mid-body is a debug line, not an internal error.

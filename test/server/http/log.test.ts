@@ -1,5 +1,5 @@
 /**
- * The server's internal errors go to its injected log (issue 11), never to
+ * The server's internal errors go to its injected log, never to
  * the client: the client gets a plain 500, the log gets where and the error.
  */
 import { expect, it } from 'vitest';

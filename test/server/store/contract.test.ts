@@ -1,5 +1,5 @@
 /**
- * The store contract (issue 15): what the server may assume of any Store,
+ * The store contract: what the server may assume of any Store,
  * on every engine: in memory, a database-like test store (copies in and
  * out, `copying-store.ts`: every change must be written back with `set`, or
  * a SQL store would lose it), PGlite, and PostgreSQL.

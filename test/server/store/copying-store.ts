@@ -1,5 +1,5 @@
 /**
- * A Store that behaves like a database (issue 15's contract): `get` and
+ * A Store that behaves like a database (the store contract): `get` and
  * `values` hand out copies and `set` stores a copy, so a change made to a
  * record in place is lost unless it is written back with `set`. Running the
  * server on it shows whether every mutation is saved, which a SQL store

@@ -1,5 +1,5 @@
 /**
- * The ledger across processes on one PostgreSQL (issue 28): two OS
+ * The ledger across processes on one PostgreSQL: two OS
  * processes holding against one account at once cannot overdraw it — the
  * balance check is inside each hold's transaction — and one `refId` held
  * by both at once charges once. The processes run the built store

@@ -1,6 +1,6 @@
 /**
- * Several server processes on one PostgreSQL store behave as one service
- * (issue 15, item 3): a reliable request started on one process and resumed
+ * Several server processes on one PostgreSQL store behave as one service:
+ * a reliable request started on one process and resumed
  * after its connection dropped continues byte-exact on another, charged once
  * per segment; the request-status route and task lists answer the same from
  * every process; a task runs on one process only, and one whose process
