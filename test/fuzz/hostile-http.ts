@@ -64,18 +64,19 @@ export function hostileCases(server: ReferenceServer, key: string, seed: number)
   const draws = fc.sample(fc.tuple(shape, fc.constantFrom(...KINDS)), { numRuns: routes.length * 4 + 2, seed });
   let drawn = 0;
   const cases: HostileCase[] = [];
-  const add = (name: string, status: number, request: Omit<EarlyRequest, 'bodyBytes' | 'close' | 'chunked' | 'chunkBytes'>, raw = false) => {
+  const add = (name: string, status: HostileCase['status'], request: Omit<EarlyRequest, 'bodyBytes' | 'close' | 'chunked' | 'chunkBytes'>, raw = false) => {
     const [s] = draws[drawn++ % draws.length]!;
     const how = `${s.close ? 'close' : 'keep-alive'}, ${s.chunked ? 'chunked' : 'length'}, ${s.chunkBytes / 1024} KiB writes ${s.pauseMs} ms apart${s.halfOpen ? ', half-open' : ''}`;
     cases.push({ name: `${name} (${how})`, status, raw, request: { ...request, ...s, bodyBytes: HOSTILE_BODY_BYTES } });
   };
   const json = { 'Content-Type': 'application/json' };
   const auth = { ...json, Authorization: `Bearer ${key}` };
-  const kindCase = (kind: Kind, method: string, path: string) => {
+  const kindCase = (kind: Kind, method: string, path: string, query = false) => {
     const hasParam = path.includes('{');
     switch (kind) {
       case 'tooLarge':
-        return add(`${method} ${path}: body over the limit`, 413, { method, target: pathOf(path, false), headers: auth });
+        // A route's query is checked before its body: without one it may be refused first (400).
+        return add(`${method} ${path}: body over the limit`, query ? [413, 400] : 413, { method, target: pathOf(path, false), headers: auth });
       case 'noKey':
         return add(`${method} ${path}: no key`, 401, { method, target: pathOf(path, false), headers: json });
       case 'unknownKey':
@@ -94,7 +95,7 @@ export function hostileCases(server: ReferenceServer, key: string, seed: number)
   for (const [i, route] of routes.entries()) {
     const authed = route.auth !== false;
     if (route.method === 'POST') {
-      kindCase(authed || !route.query ? 'tooLarge' : 'wrongMethod', route.method, route.path);
+      kindCase(authed || !route.query ? 'tooLarge' : 'wrongMethod', route.method, route.path, route.query !== undefined);
       if (authed) {
         kindCase('noKey', route.method, route.path);
         kindCase('unknownKey', route.method, route.path);
@@ -102,7 +103,7 @@ export function hostileCases(server: ReferenceServer, key: string, seed: number)
     }
     const [, drawnKind] = draws[(routes.length * 3 + i) % draws.length]!;
     // A route without a key answers the key kinds with its own reply, and checks its query before the body.
-    kindCase(authed || !['noKey', 'unknownKey', 'keyInUrl', 'tooLarge'].includes(drawnKind) ? drawnKind : 'wrongMethod', route.method, route.path);
+    kindCase(authed || !['noKey', 'unknownKey', 'keyInUrl', 'tooLarge'].includes(drawnKind) ? drawnKind : 'wrongMethod', route.method, route.path, route.query !== undefined);
   }
   // Not early: an upload the route reads whole, then refuses; its body must not outlive the answer.
   add('POST /api/open/v1/voices: a multipart upload that is not multipart', 400, { method: 'POST', target: '/api/open/v1/voices', headers: { ...auth, 'Content-Type': 'multipart/form-data; boundary=x' } });
