@@ -2,7 +2,7 @@
  * The reference server: one process, one port. REST under `/api/open/v1`,
  * compatible routes and downloads at the root, realtime at `/v2/tts/...`.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { registerSecret } from '../errors.js';
 import { LOCAL_DEV_API_KEY } from '../protocol/constants.js';
@@ -17,9 +17,11 @@ import { resampledEngine } from './engines/resampled.js';
 import { Faults, type FaultPlan } from './faults.js';
 import { authenticate } from './http/auth.js';
 import { ApiErrorCode, HttpError } from './http/errors.js';
-import { ClientGoneError, describeZodError, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, parseJson, readBody, Router, type Reply, type RouteContext } from './http/router.js';
+import { ClientGoneError, describeZodError, HeldBodies, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, parseJson, readBody, Router, type Reply, type RouteContext } from './http/router.js';
 import { Ledger } from './ledger.js';
 import { RateLimiter, type RateLimitOptions } from './http/rate-limit.js';
+import { DrainingResponse } from './http/response.js';
+import { endLingering } from './net/linger.js';
 import type { ServerModule } from './module.js';
 import { SERVER_MODULES } from './modules.js';
 import { MemoryStore } from './store/memory.js';
@@ -198,6 +200,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
   };
 
   const debug = options.debug ?? stderrDebug;
+  const heldBodies = new HeldBodies();
   const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
   const router = new Router();
   const modules = SERVER_MODULES.map((factory) => factory(ctx, router));
@@ -206,7 +209,8 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
   const upgrades = new Map<string, NonNullable<ServerModule['upgrade']>[string]>();
   for (const m of modules) for (const [path, handler] of Object.entries(m.upgrade ?? {})) upgrades.set(path, handler);
 
-  const server: Server = createServer((req, res) => {
+  // Answers given before a body is complete must stay readable by a client still writing it (http/response.ts).
+  const server: Server = createServer({ ServerResponse: DrainingResponse }, (req, res) => {
     void handle(req, res);
   });
   server.keepAliveTimeout = 5_000; // 5 s
@@ -238,8 +242,11 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
       let raw: Buffer | undefined;
       const contentType = req.headers['content-type'] ?? '';
       const isMultipart = contentType.startsWith('multipart/form-data');
-      const rawBody = async () => (raw ??= await readBody(req, isMultipart ? MAX_UPLOAD_BYTES : MAX_JSON_BYTES));
-      // Every route's body is held to its limit (413), the routes that never read one too.
+      // Only a route that reads a body keeps one: an upload where the route takes multipart, else JSON. Any
+      // other body is held to the JSON limit too (413) but thrown away as it arrives.
+      const upload = def.multipart === true && isMultipart;
+      const keep = upload || def.body !== undefined ? heldBodies.for(res) : undefined;
+      const rawBody = async () => (raw ??= await readBody(req, upload ? MAX_UPLOAD_BYTES : MAX_JSON_BYTES, keep));
       if (hasBody(req)) await rawBody();
       let body: unknown = undefined;
       if (def.body && !(def.multipart && isMultipart)) {
@@ -273,13 +280,16 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     const handler = upgrades.get(path);
     if (!handler) {
-      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      endLingering(socket, 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
       return;
     }
     handler(req, socket, head);
   });
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // The parser reports every later chunk of a connection it gave up on too: the first report answers.
+    if (socket.writableEnded) return;
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    endLingering(socket, `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
   });
 
   const host = options.host ?? '127.0.0.1';

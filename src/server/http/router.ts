@@ -143,11 +143,45 @@ export const MAX_JSON_BYTES = 1024 * 1024;
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 
 /**
- * What is read and thrown away of a body past its limit, so the client, still
- * writing, reads the 413 instead of a closed socket (EPIPE); past this the
- * connection is closed (a client that never stops sending).
+ * Bytes of request bodies the server holds at once, all requests together:
+ * 64 MiB (two uploads at their limit and change). A body that would go past
+ * it is answered 429 (retry shortly) instead of being held, so many large
+ * bodies at once cannot take the process's memory.
  */
-export const MAX_DISCARD_BYTES = 64 * 1024 * 1024;
+export const MAX_HELD_BODY_BYTES = 64 * 1024 * 1024;
+
+/** What one request may hold of the server's `HeldBodies`: `take` says whether `bytes` more fit. */
+export interface BodyAllowance {
+  take(bytes: number): boolean;
+}
+
+/** The server's account of body bytes held (`MAX_HELD_BODY_BYTES`); each request's share is given back when its response closes. */
+export class HeldBodies {
+  #held = 0;
+  constructor(readonly limit: number = MAX_HELD_BODY_BYTES) {}
+
+  /** The allowance of the request answered by `res`. */
+  for(res: ServerResponse): BodyAllowance {
+    let mine = 0;
+    res.once('close', () => {
+      this.#held -= mine;
+      mine = 0;
+    });
+    return {
+      take: (bytes) => {
+        if (this.#held + bytes > this.limit) return false;
+        this.#held += bytes;
+        mine += bytes;
+        return true;
+      },
+    };
+  }
+}
+
+/** The 429 of a body that would take the server past `MAX_HELD_BODY_BYTES`. */
+export function tooManyBodies(): HttpError {
+  return new HttpError(429, ApiErrorCode.rateLimited, 'the server is holding too many request bodies at once; retry after 1 s', {}, { 'retry-after': '1' });
+}
 
 /** The client went away before its request body was complete: nothing to answer, and no fault of the server's. */
 export class ClientGoneError extends Error {
@@ -160,22 +194,38 @@ export function tooLarge(limit: number): HttpError {
 }
 
 /**
- * The request body, at most `limit` bytes. Past the limit (or a
- * `Content-Length` announcing more) it rejects with 413 at once and keeps
- * reading the rest into nothing, so the 413 is answered on an open
- * connection; the stream is never destroyed here. A client that aborts
- * mid-body rejects with `ClientGoneError`.
+ * The request body, at most `limit` bytes, held within `keep` (the request's
+ * share of the server's `HeldBodies`); without `keep` it is counted and
+ * thrown away as it arrives (a route that reads no body holds none), and the
+ * promise resolves with an empty buffer. Past the limit (or a
+ * `Content-Length` announcing more) it rejects with 413 at once, past the
+ * allowance with 429, and stops reading: the response reads the rest into
+ * nothing after its answer (`DrainingResponse`), so the client, still
+ * writing, can read it. A client that aborts mid-body rejects with
+ * `ClientGoneError`.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, keep?: BodyAllowance): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
+    const announced = Number(req.headers['content-length']);
+    if (Number.isFinite(announced) && announced > limit) {
+      reject(tooLarge(limit));
+      return;
+    }
+    if (req.readableEnded) {
+      resolve(Buffer.alloc(0));
+      return;
+    }
+    // A body of announced length is taken from the allowance at once and read into one buffer (no copy at the end).
+    let whole: Buffer | undefined;
+    if (keep && Number.isFinite(announced) && announced > 0) {
+      if (!keep.take(announced)) {
+        reject(tooManyBodies());
+        return;
+      }
+      whole = Buffer.allocUnsafe(announced);
+    }
     const chunks: Buffer[] = [];
     let size = 0;
-    let over = false;
-    const refuse = () => {
-      over = true;
-      chunks.length = 0;
-      reject(tooLarge(limit));
-    };
     const done = () => {
       req.off('data', onData);
       req.off('end', onEnd);
@@ -183,21 +233,24 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       req.off('aborted', onAborted);
       req.off('close', onClose);
     };
+    const refuse = (err: HttpError) => {
+      done();
+      whole = undefined;
+      chunks.length = 0;
+      req.pause();
+      reject(err);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (over) {
-        if (size > limit + MAX_DISCARD_BYTES) {
-          done();
-          req.destroy();
-        }
-        return;
-      }
-      if (size > limit) refuse();
-      else chunks.push(chunk);
+      if (size > limit) refuse(tooLarge(limit));
+      else if (!keep) return;
+      else if (whole) chunk.copy(whole, size - chunk.length);
+      else if (keep.take(chunk.length)) chunks.push(chunk);
+      else refuse(tooManyBodies());
     };
     const onEnd = () => {
       done();
-      resolve(Buffer.concat(chunks));
+      resolve(whole ? whole.subarray(0, size) : Buffer.concat(chunks));
     };
     const gone = (cause?: unknown) => {
       done();
@@ -208,12 +261,6 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     const onClose = () => {
       if (!req.readableEnded) gone();
     };
-    const announced = Number(req.headers['content-length']);
-    if (Number.isFinite(announced) && announced > limit) refuse();
-    if (req.readableEnded) {
-      resolve(Buffer.alloc(0));
-      return;
-    }
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);

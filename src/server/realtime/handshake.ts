@@ -9,6 +9,7 @@ import { SUBPROTOCOL } from '../../protocol/constants.js';
 import { errorBody, type ServerContext } from '../context.js';
 import { accountByKey, bearerToken, hasUrlCredentials } from '../http/auth.js';
 import { ApiErrorCode, HttpError, badRequest, unauthorized } from '../http/errors.js';
+import { endLingering } from '../net/linger.js';
 import type { Account } from '../store/types.js';
 
 /** What an accepted handshake tells the session. */
@@ -49,10 +50,6 @@ export function checkHandshake(ctx: ServerContext, req: IncomingMessage): Handsh
 
 /** Answer a refused upgrade with an HTTP error response and close the socket. */
 export function rejectUpgrade(ctx: Pick<ServerContext, 'dialect'>, socket: Duplex, err: HttpError, requestId: string): void {
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
   const body = JSON.stringify(errorBody(ctx, { code: err.code, message: err.message, requestId, ...err.extra }));
   const headers = [
     `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? 'Error'}`,
@@ -62,5 +59,6 @@ export function rejectUpgrade(ctx: Pick<ServerContext, 'dialect'>, socket: Duple
     ...Object.entries(err.headers).map(([k, v]) => `${k}: ${v}`),
     'Connection: close',
   ];
-  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+  // Read what the client still sends before closing, so it can read this answer.
+  endLingering(socket, `${headers.join('\r\n')}\r\n\r\n${body}`);
 }

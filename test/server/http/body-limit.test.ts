@@ -1,12 +1,18 @@
 /**
- * Body limits under hostile HTTP: a body over the limit gets a 413
- * with the spec's error body on every POST route, answered on an open
- * connection (the client, still writing, reads it: no EPIPE), and a client
- * that aborts mid-body is a debug line, not an internal error.
+ * Body limits under hostile HTTP: a body over the limit gets a 413 with the
+ * spec's error body on every POST route, answered so that a client still
+ * writing reads it and writes the rest without EPIPE, on a keep-alive
+ * connection or one it asked to close; a refused upgrade with a body leaves
+ * no connection behind; what the server holds of bodies at once is bounded;
+ * and a client that aborts mid-body is a debug line, not an internal error.
  */
-import { request } from 'node:http';
+import { EventEmitter } from 'node:events';
+import { request, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REALTIME_PATHS, SUBPROTOCOL } from '../../../src/protocol/constants.js';
+import { HeldBodies } from '../../../src/server/http/router.js';
 import { startServer, type ReferenceServer } from '../../../src/server/index.js';
+import { sendEarly, type EarlyRequest } from '../../fuzz/early-client.js';
 import { DEV_API_KEY } from '../rest/helpers.js';
 
 const THREE_MIB = 3 * 1024 * 1024;
@@ -57,6 +63,56 @@ describe('request body limits', () => {
     }
     expect(refused).toEqual([]);
     expect(logged).toEqual([]);
+  });
+
+  it('every POST route answers a body over the limit, and a missing key, so that a client still writing on a connection it asked to close reads the answer and writes all of its body', async () => {
+    const posts = server.router.routes.filter((r) => r.method === 'POST').map((r) => r.path.replace(/\{\w+\}/g, 'x'));
+    const slowWriter = (target: string, headers: Record<string, string>): EarlyRequest => ({ method: 'POST', target, headers: { 'Content-Type': 'application/json', ...headers }, bodyBytes: THREE_MIB, chunked: false, close: true, chunkBytes: 64 * 1024, pauseMs: 2 });
+    const wrong: string[] = [];
+    for (const path of posts) {
+      for (const [expected, headers] of [
+        [413, { Authorization: `Bearer ${DEV_API_KEY}` }],
+        [401, {}],
+      ] as const) {
+        const outcome = await sendEarly(server.port, slowWriter(path, headers));
+        if (!outcome.answered || outcome.status !== expected || outcome.error !== undefined || !outcome.wroteAll) {
+          wrong.push(`${path}: ${outcome.answered ? outcome.status : 'no whole answer'}, ${outcome.error ?? 'no error'}, ${outcome.sent} of ${THREE_MIB} bytes written`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(logged).toEqual([]);
+  });
+
+  it('a refused upgrade that brings a body is answered, its body read into nothing, and its connection closed', async () => {
+    const sockets = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
+    const before = sockets();
+    const outcome = await sendEarly(server.port, {
+      method: 'GET',
+      target: REALTIME_PATHS.live,
+      headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Protocol': SUBPROTOCOL, Authorization: 'Bearer unknown-key-0123' },
+      bodyBytes: THREE_MIB,
+      chunked: false,
+      close: false,
+      halfOpen: true,
+    });
+    expect(outcome).toMatchObject({ answered: true, status: 401, wroteAll: true, error: undefined });
+    // The client has closed its side: the server's side follows instead of waiting for a read nobody makes.
+    for (let i = 0; i < 100 && sockets() > before; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(sockets()).toBe(before);
+  });
+
+  it('the bodies held at once are bounded: a request whose body does not fit is refused, and its share comes back when its response closes', () => {
+    const held = new HeldBodies(100);
+    const first = new EventEmitter();
+    const a = held.for(first as ServerResponse);
+    const b = held.for(new EventEmitter() as ServerResponse);
+    expect(a.take(60)).toBe(true);
+    expect(b.take(50)).toBe(false);
+    first.emit('close');
+    expect(b.take(50)).toBe(true);
+    expect(b.take(50)).toBe(true);
+    expect(b.take(1)).toBe(false);
   });
 
   it('a chunked body (no Content-Length) over the limit gets 413 too', async () => {

@@ -96,7 +96,10 @@ async function readCloneRequest(route: RouteContext<CloneBody | undefined, unkno
   }
   let form: FormData;
   try {
-    form = await new Request('http://multipart.invalid/', { method: 'POST', headers: { 'content-type': contentType }, body: Uint8Array.from(await route.rawBody()) }).formData();
+    const raw = await route.rawBody();
+    // A view of the body read, not a copy of it (an upload may be 25 MiB).
+    const body = new Uint8Array(raw.buffer as ArrayBuffer, raw.byteOffset, raw.byteLength);
+    form = await new Request('http://multipart.invalid/', { method: 'POST', headers: { 'content-type': contentType }, body }).formData();
   } catch {
     throw badRequest('malformed multipart body');
   }
