@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { UnavailableError } from '../errors.js';
+import { UnavailableError, VoxpipeError } from '../errors.js';
 import { AUDIO_FORMATS, pcmDurationMs, type AudioFormat } from '../protocol/audio.js';
 import { buildWavHeader, WAV_UNKNOWN_SIZE } from '../protocol/wav.js';
 import type { ReadyInfo } from '../transport.js';
@@ -24,7 +24,7 @@ import { ENGINE_CHOICES, type EngineChoice } from '../server/engines/choices.js'
 import { TRANSPORT_CHOICES } from '../transport.js';
 import { numberOption, UsageError } from './args.js';
 import { Option, type CliCommand, type Command } from './command.js';
-import { ExitCode, note, type Io } from './io.js';
+import { ExitCode, note, STOP_CAUSES, type Io, type StopCause } from './io.js';
 import { checkOutPath } from './out-path.js';
 import { openService } from './service.js';
 import { DEFAULT_PART_UNITS, RolloverSpeech } from './rollover.js';
@@ -188,6 +188,22 @@ async function keptNote(where: string, audioBytes: number, info: ReadyInfo | und
   return `kept ${where} (${size} bytes${seconds ? `; ${seconds}` : ''}; ${audioBytes} bytes of ${info?.format ?? 'audio'} received)`;
 }
 
+/** A write to a closed pipe, in the sink's failure (its cause chain). */
+function isOutputClosed(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED') return true;
+  }
+  return false;
+}
+
+/** Calls `handler` when standard output's reader goes away (an EPIPE on a write). */
+function onOutputClosed(stdout: NodeJS.WritableStream, handler: () => void): void {
+  stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') handler();
+  });
+}
+
 async function run(positionals: string[], values: Options, io: Io, incremental: boolean): Promise<number> {
   const { transport, mode, engine } = values;
   const format: AudioFormat = values.format ?? 'pcm';
@@ -245,35 +261,43 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
     const counter = new PassThrough();
     counter.on('data', (chunk: Buffer) => (delivered += chunk.length));
     const progress = startProgress(io, () => ({ parts: speech.parts, segments: speech.summary().segments.length, seconds: layout().format === 'pcm' || layout().format === 'wav' ? pcmDurationMs(delivered, layout()) / 1000 : undefined, sent: speech.summary().charactersSent }), text?.length);
-    // Ctrl-C: stop speaking, let the sink finish (a WAV gets its sizes
-    // patched to what was written), say what was kept, exit 130.
+    // Ctrl-C, SIGTERM, SIGHUP, the starting command gone, standard output
+    // closed: stop speaking, let the sink finish (a WAV gets its sizes
+    // patched to what was written), say what was kept, exit 128 + signal.
     let stopListening: (() => void) | undefined;
-    const interrupted = new Promise<'interrupted'>((resolve) => {
-      stopListening = io.onInterrupt?.(() => resolve('interrupted'));
+    const stopped = new Promise<StopCause>((resolve) => {
+      stopListening = io.onInterrupt?.(resolve);
+      if (values.out === '-') onOutputClosed(io.stdout, () => resolve(STOP_CAUSES.SIGPIPE));
     });
     const piped = pipeline(input, speech, counter, sink).then(() => 'done' as const);
-    let outcome: 'done' | 'interrupted';
+    let outcome: 'done' | StopCause;
     try {
-      outcome = await Promise.race([piped, interrupted]).finally(() => {
+      outcome = await Promise.race([piped, stopped]).finally(() => {
         stopListening?.();
         progress.stop();
       });
     } catch (err) {
-      // Failed part-way: say what the file holds (a WAV's sizes are patched by its sink).
-      await sink.done.catch(() => undefined);
-      if (isFile() && delivered > 0) {
-        const s = speech.summary();
-        note(io, `stopped part-way: ${await keptNote(whereNow(), delivered, layout())}: the first ${s.segments.length} segments (${s.units} of ${text?.length ?? s.charactersSent} characters)`);
+      if (err instanceof VoxpipeError && isOutputClosed(err)) {
+        outcome = STOP_CAUSES.SIGPIPE;
+      } else {
+        // Failed part-way: say what the file holds (a WAV's sizes are patched by its sink).
+        await sink.done.catch(() => undefined);
+        if (isFile() && delivered > 0) {
+          const s = speech.summary();
+          note(io, `stopped part-way: ${await keptNote(whereNow(), delivered, layout())}: the first ${s.segments.length} segments (${s.units} of ${text?.length ?? s.charactersSent} characters)`);
+        }
+        throw err;
       }
-      throw err;
     }
-    if (outcome === 'interrupted') {
+    if (outcome !== 'done') {
       piped.catch(() => undefined);
       await speech.interrupt();
       await sink.done.catch(() => undefined);
       (input as Readable).destroy?.();
-      note(io, isFile() ? `interrupted; ${await keptNote(whereNow(), delivered, layout())}` : 'interrupted');
-      return ExitCode.interrupted;
+      if (isFile()) note(io, `${outcome.text}; ${await keptNote(whereNow(), delivered, layout())}`);
+      else if (whereNow() === '-') note(io, `${outcome.text}; ${delivered} bytes of audio written to standard output before that${secondsOf(delivered, layout()) ? ` (${secondsOf(delivered, layout())})` : ''}`);
+      else note(io, outcome.text);
+      return outcome.exit;
     }
     await sink.done;
     const where = whereNow();

@@ -2,7 +2,8 @@
  * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal] [--demo] [--data DIR | --database URL [--database-schema NAME] [--workers N]]`
  * Prints exactly one JSON line when ready:
  * {"event":"listening","baseUrl":...,"rootUrl":...,"wsUrl":...,"rtHttpUrl":...}
- * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
+ * SIGTERM (and SIGINT, SIGHUP, the starting command gone) drain: open realtime requests get finish
+ * `server_draining`, then close 1012.
  */
 import { readFile } from 'node:fs/promises';
 import type { DialectName } from '../server/dialect.js';
@@ -12,11 +13,12 @@ import type { SqlStore } from '../server/store/sql.js';
 import { numberOption, UsageError } from './args.js';
 import { Option, type CliCommand } from './command.js';
 import { ENGINE_CHOICES, type EngineChoice } from '../server/engines/choices.js';
-import { ExitCode, note, type Io } from './io.js';
+import { ExitCode, note, STOP_CAUSES, type Io } from './io.js';
 import { defined } from '../defined.js';
 import { LOCAL_DEV_API_KEY } from '../protocol/constants.js';
 import { VoxpipeError } from '../errors.js';
 import { checkDataDir } from './data-dir.js';
+import { watchParent } from './parent-watch.js';
 
 /** The port `serve` listens on unless told otherwise. */
 export const DEFAULT_PORT = 8765;
@@ -252,14 +254,23 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
   return waitForStop(server, store, io, signals, true);
 }
 
-/** SIGTERM and SIGINT drain the server, then close its store (once, whichever comes first or twice). */
+/**
+ * SIGTERM, SIGINT and SIGHUP drain the server, then close its store (once,
+ * whichever comes first or twice); so does the command that started it going
+ * away (`npx voxpipe serve` stopped: see parent-watch.ts), watched when
+ * `signals` is this process and it is not a worker (a worker's primary stops it).
+ */
 function waitForStop(server: { drain(): Promise<void> }, store: SqlStore | undefined, io: Io, signals: NodeJS.EventEmitter, say: boolean): Promise<number> {
   return new Promise<number>((resolve) => {
     let stopping = false;
-    const stop = (signal: string) => {
+    const listeners = STOP_SIGNALS.map((signal) => [signal, () => stop(signal)] as const);
+    const unwatch = signals === process && say ? watchParent(io.env, (event) => stop(event === 'parent_gone' ? STOP_CAUSES.parent_gone.text : event)) : () => undefined;
+    const stop = (why: string) => {
       if (stopping) return;
       stopping = true;
-      if (say) note(io, `${signal}: draining`);
+      unwatch();
+      for (const [signal, listener] of listeners) signals.off(signal, listener);
+      if (say) note(io, `${why}: draining`);
       server.drain().then(
         () => (store ? store.close() : undefined),
       ).then(
@@ -267,7 +278,8 @@ function waitForStop(server: { drain(): Promise<void> }, store: SqlStore | undef
         () => resolve(ExitCode.error),
       );
     };
-    signals.once('SIGTERM', () => stop('SIGTERM'));
-    signals.once('SIGINT', () => stop('SIGINT'));
+    for (const [signal, listener] of listeners) signals.once(signal, listener);
   });
 }
+
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
