@@ -48,10 +48,13 @@ interface Options {
 function declareSpeechOptions(cmd: Command): void {
   cmd
     .addOption(
-      new Option('-o, --out <FILE|->', 'a file (its extension picks the container: .wav, .pcm, .mp3, .opus/.ogg; others such as .flac through ffmpeg) or - for standard output; default: play on the speakers (no audio device: a WAV file, and a note says where)'),
+      new Option(
+        '-o, --out <FILE|->',
+        'a file, its extension picks what it holds: .wav, .pcm; .mp3, .opus (Opus) and .ogg (Vorbis) through ffmpeg, or as sent with --format mp3 or opus (.ogg then holds Opus); others such as .flac through ffmpeg. - for standard output; default: play on the speakers (no audio device: a WAV file, and a note says where)',
+      ),
     )
     .addOption(new Option('-f, --format <F>', 'what the service sends; default pcm (with --out -: in a streaming WAV header, unless --format pcm asks for raw PCM)').choices(AUDIO_FORMATS))
-    .addOption(new Option('--voice <ID>', "default: the deployment's default voice for the model"))
+    .addOption(new Option('--voice <ID|NAME>', "a voice's id, or its name (voxpipe voices lists them); default: the deployment's default voice for the model"))
     .addOption(new Option('--model <ID>', `default: the deployment's default model, else ${DEFAULT_MODEL}`))
     .addOption(new Option('--speed <N>', "0.5 to 2; default the service's (1)"))
     .addOption(new Option('--transport <T>', 'realtime, failing over to sync HTTP with auto').choices(TRANSPORT_CHOICES).default('auto'))
@@ -64,6 +67,12 @@ function declareSpeechOptions(cmd: Command): void {
 export const sayCommand: CliCommand<Options> = {
   name: 'say',
   summary: 'speak a text (an argument or standard input) to the speakers or a file',
+  examples: [
+    "voxpipe say 'Hello, world.'",
+    "voxpipe say --out hello.wav 'Hello, world.'",
+    "voxpipe say --voice Ava --speed 1.2 < story.txt",
+    "voxpipe say --out - 'Hi.' | aplay",
+  ],
   declare(cmd) {
     cmd.argument('[TEXT...]', 'what to say; without it, standard input is read');
     declareSpeechOptions(cmd);
@@ -74,6 +83,10 @@ export const sayCommand: CliCommand<Options> = {
 export const speakCommand: CliCommand<Options> = {
   name: 'speak',
   summary: 'speak standard input as it arrives, each sentence as soon as it is complete (llm | voxpipe speak)',
+  examples: [
+    "llm-client 'Tell me a story' | voxpipe speak",
+    "tail -f captions.txt | voxpipe speak --out live.wav",
+  ],
   declare(cmd) {
     declareSpeechOptions(cmd);
     // A text argument gets our message (use say), not commander's "too many arguments".

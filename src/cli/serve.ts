@@ -45,6 +45,11 @@ interface Options {
 export const command: CliCommand<Options> = {
   name: 'serve',
   summary: 'run the reference server (one JSON "listening" line on standard output when ready)',
+  examples: [
+    "voxpipe serve --port 0",
+    "voxpipe serve --demo --engine espeak",
+    "voxpipe serve --data ./state --faults '{\"latencyMs\":200}'",
+  ],
   declare(cmd) {
     cmd
       .addOption(new Option('--host <H>', 'the address to listen on').default('127.0.0.1'))

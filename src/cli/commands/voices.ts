@@ -32,6 +32,11 @@ const ACTIONS = ['list', 'clone', 'delete'] as const;
 export const command: CliCommand<Options> = {
   name: 'voices',
   summary: 'list, clone and delete voices',
+  examples: [
+    "voxpipe voices",
+    "voxpipe voices clone Narrator ./sample.wav --language en",
+    "voxpipe voices delete VOICE_ID",
+  ],
   declare(cmd) {
     cmd
       .usage('[list] [options] | clone NAME AUDIO_URL|FILE [options] | delete VOICE_ID')
