@@ -113,6 +113,12 @@ export function classifyFailure(err: unknown, usageCode?: number): Failure {
     return { code: 'invalid_config', message: `no permission to listen on port ${sys.port ?? '?'} (ports below 1024 need privileges); pick a --port from 1024 up, or 0 for a free one`, exit: ExitCode.error };
   }
   if (err instanceof VoxpipeError) {
+    if (err.code === 'connection_failed' && badPort(err)) {
+      const port = /:(\d+)/.exec(err.message)?.[1] ?? 'its';
+      return { code: err.code, message: `port ${port} is one that fetch refuses to use (9, 25, 6000 and others are blocked, as in browsers); give VOXPIPE_BASE_URL another port`, exit: ExitCode.error };
+    }
+    const hint = HINTS[err.code];
+    if (hint !== undefined && !err.message.includes(hint)) return { code: err.code, message: `${err.message}; ${hint}`, exit: usageCode ?? ExitCode.error };
     if (err.code === 'sink_failed' && sys && OUTPUT_ERRORS.has(sys.code)) {
       return { code: 'output_unwritable', message: `cannot write ${sys.path ?? 'the output'}: ${sys.code}`, exit: ExitCode.error };
     }
@@ -137,6 +143,28 @@ export function classifyFailure(err: unknown, usageCode?: number): Failure {
   const message = err instanceof Error ? err.message : String(err);
   return { code: 'internal_error', message: `${message} (${REPORT_BUGS})`, exit: ExitCode.internal };
 }
+
+/** Why a file given as input cannot be read, in words (not an errno code): `talk.wav does not exist (in /home/me)`. */
+export function unreadable(path: string, err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return `${path} does not exist (in ${process.cwd()}); check the name, or give an http(s) URL`;
+  if (code === 'EACCES' || code === 'EPERM') return `${path} cannot be read: permission denied`;
+  if (code === 'EISDIR' || (err as Error).message === 'not a file') return `${path} is a folder, not a file`;
+  return `cannot read ${path}: ${code ?? (err as Error).message}`;
+}
+
+/** Ports fetch refuses to open (the WHATWG "bad port" list: 9, 25, 6000, ...): said plainly, with the fix. */
+function badPort(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (/\bbad port\b/.test(e.message)) return true;
+  return false;
+}
+
+/** What a failure's code says the user should look at, after its message. */
+const HINTS: Readonly<Record<string, string>> = {
+  unauthorized: 'check VOXPIPE_API_KEY: the deployment did not accept that key',
+  authentication_failed: 'check VOXPIPE_API_KEY: the deployment did not accept that key',
+  voice_not_found: 'voxpipe voices lists the voices',
+};
 
 /** The one stderr line of a failed command: names the error code first; never the key. */
 export function errorLine(err: unknown): string {

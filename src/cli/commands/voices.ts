@@ -14,7 +14,7 @@ import { createClient, type VoxpipeClient } from '../../http/index.js';
 import type { CloneVoiceParams } from '../../http/resources/voices.js';
 import { UsageError } from '../args.js';
 import { jsonOption, Option, type CliCommand } from '../command.js';
-import { ExitCode, note, type Io } from '../io.js';
+import { ExitCode, note, unreadable, type Io } from '../io.js';
 import { openService } from '../service.js';
 import { emit, table as grid } from '../output.js';
 
@@ -75,7 +75,7 @@ async function cloneParams(name: string, source: string, values: Options): Promi
   try {
     params.audio = await readFile(source);
   } catch (err) {
-    throw new UsageError(`cannot read ${source}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(unreadable(source, err));
   }
   params.fileName = basename(source);
   params.contentType = AUDIO_TYPES[extname(source).toLowerCase()] ?? 'application/octet-stream';
