@@ -6,6 +6,7 @@
  * `server_draining`, then close 1012.
  */
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { DialectName } from '../server/dialect.js';
 import type { AccountSeed } from '../server/index.js';
 import type { FaultPlan } from '../server/faults.js';
@@ -250,6 +251,8 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
   if (worker && !worker.first) return waitForStop(server, store, io, signals, false);
   note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${(await import('../server/dialect.js')).describeDialect(server.ctx.dialect.name)}`);
   if (values.demo) note(io, `demo at ${server.rootUrl}/demo (open it in a browser; it speaks for the first account)`);
+  note(io, faults ? `faults on: ${JSON.stringify(faults)}` : 'no faults injected');
+  note(io, values.data !== undefined ? `store: PGlite in ${resolve(values.data)} (kept across restarts)` : databaseUrl !== undefined ? 'store: PostgreSQL (--database)' : 'store: in memory (nothing kept after it stops; --data DIR keeps it)');
   // The public development key is no secret: say it (note() would redact it, as every key the server holds).
   if (values.accounts === undefined && apiKey === LOCAL_DEV_API_KEY) {
     io.stderr.write(`voxpipe: accepts the key ${LOCAL_DEV_API_KEY} (the public development key; --api-key KEY or VOXPIPE_API_KEY for your own); local files as inputs need --allow-private-urls\n`);
