@@ -126,6 +126,19 @@ function drawRow(c: CaseReport, index: number, y: number, scale: Scale, labelRig
   return parts;
 }
 
+/** Average glyph width of the sans-serif font, in ems: enough to tell when a line would run past the edge. */
+const GLYPH_EMS = 0.56;
+
+/**
+ * A line of text that stays inside the picture: one that would run past the
+ * right edge is drawn narrower (textLength), so a long CPU name or URL fits.
+ */
+function fittedText(x: number, y: number, size: number, fill: string, text: string): string {
+  const room = WIDTH - x - 16;
+  const fit = text.length * size * GLYPH_EMS > room ? ` textLength="${room}" lengthAdjust="spacingAndGlyphs"` : '';
+  return `<text x="${x}" y="${y}" font-size="${size}" fill="${fill}"${fit}>${escapeXml(text)}</text>`;
+}
+
 /** The SVG document for `report`. */
 export function renderPlot(report: BenchReport): string {
   const cases = report.cases;
@@ -141,7 +154,7 @@ export function renderPlot(report: BenchReport): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="${FONT}">`,
     `<rect width="${WIDTH}" height="${height}" fill="#ffffff"/>`,
     `<text x="16" y="26" font-size="17" font-weight="600" fill="#111">Time to first audio (ms) — voxpipe bench</text>`,
-    `<text x="16" y="46" font-size="12" fill="#555">${escapeXml(`${service}; ${report.method.runs} runs per case after ${report.method.warmup} warm-up, interleaved; ${m.cpus} x ${m.cpuModel}, node ${m.node}; ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC`)}</text>`,
+    fittedText(16, 46, 12, '#555', `${service}; ${report.method.runs} runs per case after ${report.method.warmup} warm-up, interleaved; ${m.cpus} x ${m.cpuModel}, node ${m.node}; ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC`),
     `<text x="16" y="64" font-size="12" fill="#555">box p25–p75 (dashed: cold), bar p50, whiskers p5–p95, ◆ p99, dots: every stream; ${scale.log ? 'log' : 'linear'} axis</text>`,
   ];
   const rows: string[] = [];

@@ -31,6 +31,11 @@ interface Options extends AxesArgs {
 export const command: CliCommand<Options> = {
   name: 'bench',
   summary: 'time to first audio per transport, format, model, voice, text, concurrency, cold and warm (see BENCHMARKS.md)',
+  examples: [
+    "voxpipe bench",
+    "voxpipe bench --transports realtime-reliable,sync --runs 5 --plot ttfa.svg",
+    "voxpipe bench --concurrency 1,10 --warm --json",
+  ],
   declare(cmd) {
     cmd
       .addOption(new Option('--runs <N>', 'measured runs per case').default(String(DEFAULT_RUNS)))

@@ -15,6 +15,8 @@ export interface CliCommand<O = Record<string, unknown>> {
   name: string;
   /** One line in `voxpipe --help`. */
   summary: string;
+  /** Command lines shown under `Examples:` in its `--help` (each at most about 90 characters). */
+  examples: readonly string[];
   /** Adds the command's arguments and options, each with its help and default. */
   declare(cmd: Command): void;
   /** The command's work: its operands, its options as commander gives them (camelCase keys), the process's streams. */

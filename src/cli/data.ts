@@ -26,6 +26,11 @@ const ACTIONS = ['show', 'prune', 'stop'] as const;
 export const command: CliCommand<Options> = {
   name: 'data',
   summary: "the embedded server's data directory: show its size and local service, prune past the retention, stop the service",
+  examples: [
+    "voxpipe data",
+    "voxpipe data prune --older-than 1h",
+    "voxpipe data stop",
+  ],
   declare(cmd) {
     cmd
       .argument('[ACTION]', `show (default), prune or stop`)

@@ -1,14 +1,41 @@
 /** Standard output carries only data; notes and errors go to standard error. */
 import { VoxpipeError, redact } from '../errors.js';
+import { watchParent } from './parent-watch.js';
 
 export interface Io {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
-  /** Call `handler` on Ctrl-C (SIGINT) instead of dying; returns the function that stops listening. */
-  onInterrupt?(handler: () => void): () => void;
+  /**
+   * Call `handler` once, on the first way the run is told to stop (Ctrl-C,
+   * SIGTERM, SIGHUP, the starting command gone) instead of dying; returns
+   * the function that stops listening.
+   */
+  onInterrupt?(handler: (cause: StopCause) => void): () => void;
 }
+
+/** Why a run stopped before its end: what the note says, and the exit code (128 + the signal's number). */
+export interface StopCause {
+  /** `SIGINT`, `SIGTERM`, `SIGHUP`, `SIGPIPE` (standard output closed), or `parent_gone` (the command that started voxpipe went away). */
+  name: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'SIGPIPE' | 'parent_gone';
+  /** For the note: `interrupted`, `terminated (SIGTERM)`, ... */
+  text: string;
+  exit: number;
+}
+
+export const STOP_CAUSES: Readonly<Record<StopCause['name'], StopCause>> = {
+  SIGINT: { name: 'SIGINT', text: 'interrupted', exit: 130 },
+  SIGTERM: { name: 'SIGTERM', text: 'terminated (SIGTERM)', exit: 143 },
+  SIGHUP: { name: 'SIGHUP', text: 'hung up (SIGHUP)', exit: 129 },
+  // Its reader went away (`voxpipe say --out - | head -c 1000`): as the shell's own tools do on SIGPIPE.
+  SIGPIPE: { name: 'SIGPIPE', text: 'standard output was closed', exit: 141 },
+  // Like a hang-up: whoever was waiting for the result is gone.
+  parent_gone: { name: 'parent_gone', text: 'the command that started voxpipe went away', exit: 129 },
+};
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 
 export const processIo = (): Io => ({
   stdout: process.stdout,
@@ -16,8 +43,21 @@ export const processIo = (): Io => ({
   stdin: process.stdin,
   env: process.env,
   onInterrupt(handler) {
-    process.once('SIGINT', handler);
-    return () => process.off('SIGINT', handler);
+    let done = false;
+    const fire = (name: StopCause['name']) => {
+      if (done) return;
+      done = true;
+      stop();
+      handler(STOP_CAUSES[name]);
+    };
+    const listeners = STOP_SIGNALS.map((signal) => [signal, () => fire(signal)] as const);
+    for (const [signal, listener] of listeners) process.on(signal, listener);
+    const unwatch = watchParent(process.env, fire);
+    const stop = () => {
+      unwatch();
+      for (const [signal, listener] of listeners) process.off(signal, listener);
+    };
+    return stop;
   },
 });
 
@@ -25,7 +65,11 @@ export function note(io: Io, text: string): void {
   io.stderr.write(`voxpipe: ${redact(text)}\n`);
 }
 
-/** Exit codes: 0 ok, 1 service, input or environment error, 2 usage error, 70 internal (a bug), 130 interrupted (Ctrl-C, 128 + SIGINT). */
+/**
+ * Exit codes: 0 ok, 1 service, input or environment error, 2 usage error, 70 internal (a bug),
+ * 128 + the signal's number when stopped by one (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP or the
+ * starting command gone, 141 standard output closed).
+ */
 export const ExitCode = { ok: 0, error: 1, usage: 2, internal: 70, interrupted: 130 } as const;
 
 /** Where a bug in voxpipe is reported (printed with `internal_error`). */
@@ -69,6 +113,12 @@ export function classifyFailure(err: unknown, usageCode?: number): Failure {
     return { code: 'invalid_config', message: `no permission to listen on port ${sys.port ?? '?'} (ports below 1024 need privileges); pick a --port from 1024 up, or 0 for a free one`, exit: ExitCode.error };
   }
   if (err instanceof VoxpipeError) {
+    if (err.code === 'connection_failed' && badPort(err)) {
+      const port = /:(\d+)/.exec(err.message)?.[1] ?? 'its';
+      return { code: err.code, message: `port ${port} is one that fetch refuses to use (9, 25, 6000 and others are blocked, as in browsers); give VOXPIPE_BASE_URL another port`, exit: ExitCode.error };
+    }
+    const hint = HINTS[err.code];
+    if (hint !== undefined && !err.message.includes(hint)) return { code: err.code, message: `${err.message}; ${hint}`, exit: usageCode ?? ExitCode.error };
     if (err.code === 'sink_failed' && sys && OUTPUT_ERRORS.has(sys.code)) {
       return { code: 'output_unwritable', message: `cannot write ${sys.path ?? 'the output'}: ${sys.code}`, exit: ExitCode.error };
     }
@@ -93,6 +143,28 @@ export function classifyFailure(err: unknown, usageCode?: number): Failure {
   const message = err instanceof Error ? err.message : String(err);
   return { code: 'internal_error', message: `${message} (${REPORT_BUGS})`, exit: ExitCode.internal };
 }
+
+/** Why a file given as input cannot be read, in words (not an errno code): `talk.wav does not exist (in /home/me)`. */
+export function unreadable(path: string, err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return `${path} does not exist (in ${process.cwd()}); check the name, or give an http(s) URL`;
+  if (code === 'EACCES' || code === 'EPERM') return `${path} cannot be read: permission denied`;
+  if (code === 'EISDIR' || (err as Error).message === 'not a file') return `${path} is a folder, not a file`;
+  return `cannot read ${path}: ${code ?? (err as Error).message}`;
+}
+
+/** Ports fetch refuses to open (the WHATWG "bad port" list: 9, 25, 6000, ...): said plainly, with the fix. */
+function badPort(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (/\bbad port\b/.test(e.message)) return true;
+  return false;
+}
+
+/** What a failure's code says the user should look at, after its message. */
+const HINTS: Readonly<Record<string, string>> = {
+  unauthorized: 'check VOXPIPE_API_KEY: the deployment did not accept that key',
+  authentication_failed: 'check VOXPIPE_API_KEY: the deployment did not accept that key',
+  voice_not_found: 'voxpipe voices lists the voices',
+};
 
 /** The one stderr line of a failed command: names the error code first; never the key. */
 export function errorLine(err: unknown): string {

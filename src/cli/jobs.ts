@@ -50,9 +50,14 @@ const isAction = (word: string | undefined): word is Action => (ACTIONS as reado
 export const command: CliCommand<Options> = {
   name: 'jobs',
   summary: 'asynchronous TTS jobs: create, get, list, wait, download',
+  examples: [
+    "voxpipe jobs create 'A long chapter...' --wait --out chapter.mp3",
+    "voxpipe jobs list --status completed",
+    "voxpipe jobs download JOB_ID --out chapter.wav",
+  ],
   declare(cmd) {
     cmd
-      .usage('create TEXT [options] | get ID | list [options] | wait ID | download ID --out FILE')
+      .usage('create TEXT [options] | get ID | list | wait ID | download ID --out FILE')
       .argument('<ACTION>', 'create TEXT: an asynchronous TTS job; get ID, wait ID: one job (wait polls until it ends, 3 s growing to 5 s); list: jobs, newest first; download ID: the audio of a finished job')
       .argument('[ARGS...]', "the action's arguments")
       .addOption(new Option('--voice <ID>', "create: default the deployment's default voice"))

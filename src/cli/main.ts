@@ -42,16 +42,30 @@ const COMMANDS: readonly CliCommand<never>[] = [
   bench,
 ];
 
+/** Shown once, under `voxpipe --help` (every subcommand's help points to it). */
 const ENVIRONMENT = [
   '',
   'Environment:',
-  '  VOXPIPE_BASE_URL, VOXPIPE_API_KEY   a deployment; unset: the embedded reference server',
-  '  VOXPIPE_ROOT_URL, VOXPIPE_WS_URL, VOXPIPE_RT_HTTP_URL   its other addresses, when not derived from the base URL',
-  "  VOXPIPE_DATA_DIR, VOXPIPE_EPHEMERAL   the embedded server's state (see --ephemeral)",
-  '  VOXPIPE_DAEMON_IDLE, VOXPIPE_DATA_RETENTION, VOXPIPE_DAEMON=0   its local service: idle stop (10m), retention (24h), none (see voxpipe data)',
-  '  VOXPIPE_DATABASE_URL                 serve: a PostgreSQL store',
-  '  VOXPIPE_DEBUG                        stack traces of internal errors',
+  '  VOXPIPE_BASE_URL, VOXPIPE_API_KEY  a deployment; unset: the embedded reference server',
+  '  VOXPIPE_ROOT_URL, VOXPIPE_WS_URL, VOXPIPE_RT_HTTP_URL',
+  '                                     its other addresses, when not derived from the base URL',
+  "  VOXPIPE_DATA_DIR, VOXPIPE_EPHEMERAL  the embedded server's state (see --ephemeral)",
+  '  VOXPIPE_DAEMON_IDLE                idle time before its local service stops (default 10m)',
+  '  VOXPIPE_DATA_RETENTION             how long it keeps audio and finished requests (default 24h)',
+  '  VOXPIPE_DAEMON=0                   no local service: each command runs the server itself',
+  '  VOXPIPE_DATABASE_URL               serve: a PostgreSQL store',
+  '  VOXPIPE_DEBUG                      stack traces of internal errors',
+  '',
+  'Examples:',
+  "  voxpipe say 'Hello, world.'",
+  '  voxpipe say --out story.wav < story.txt',
+  '  voxpipe serve --port 0 --demo',
+  '',
+  'voxpipe COMMAND --help shows what a command takes, with examples.',
 ].join('\n');
+
+/** The longest help line, in characters (a terminal of 100 columns shows it whole). */
+export const HELP_WIDTH = 100;
 
 /**
  * Applies to every command that may start the embedded server. `serve` is
@@ -73,15 +87,19 @@ export function program(io: Io, version: string, exit: (code: number) => void): 
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // The terminal's width, up to HELP_WIDTH (also off a terminal).
+      getOutHelpWidth: () => Math.min((io.stdout as { columns?: number }).columns ?? HELP_WIDTH, HELP_WIDTH),
+      getErrHelpWidth: () => Math.min((io.stderr as { columns?: number }).columns ?? HELP_WIDTH, HELP_WIDTH),
       // Parsing errors are thrown (exitOverride) and printed by `main` as the CLI's one error line.
       outputError: () => undefined,
     })
     .exitOverride()
     .showSuggestionAfterError()
-    .addHelpText('afterAll', ENVIRONMENT);
+    .addHelpText('after', ENVIRONMENT);
   for (const spec of COMMANDS as readonly CliCommand[]) {
     const cmd = root.command(spec.name).summary(spec.summary).description(spec.summary);
     spec.declare(cmd);
+    cmd.addHelpText('after', `\nExamples:\n${spec.examples.map((e) => `  ${e}`).join('\n')}\n\nThe environment variables: voxpipe --help.`);
     cmd.action(async function (this: Command) {
       const options = this.optsWithGlobals<Record<string, unknown> & { ephemeral?: boolean }>();
       const commandIo = options.ephemeral && spec.name !== 'serve' ? { ...io, env: { ...io.env, [EPHEMERAL_ENV]: '1' } } : io;

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { UnavailableError } from '../errors.js';
+import { UnavailableError, VoxpipeError } from '../errors.js';
 import { AUDIO_FORMATS, pcmDurationMs, type AudioFormat } from '../protocol/audio.js';
 import { buildWavHeader, WAV_UNKNOWN_SIZE } from '../protocol/wav.js';
 import type { ReadyInfo } from '../transport.js';
@@ -24,8 +24,9 @@ import { ENGINE_CHOICES, type EngineChoice } from '../server/engines/choices.js'
 import { TRANSPORT_CHOICES } from '../transport.js';
 import { numberOption, UsageError } from './args.js';
 import { Option, type CliCommand, type Command } from './command.js';
-import { ExitCode, note, type Io } from './io.js';
+import { ExitCode, note, STOP_CAUSES, type Io, type StopCause } from './io.js';
 import { checkOutPath } from './out-path.js';
+import { startProgress } from './progress.js';
 import { openService } from './service.js';
 import { resolveVoice } from './voice-name.js';
 
@@ -46,10 +47,13 @@ interface Options {
 function declareSpeechOptions(cmd: Command): void {
   cmd
     .addOption(
-      new Option('-o, --out <FILE|->', 'a file (its extension picks the container: .wav, .pcm, .mp3, .opus/.ogg; others such as .flac through ffmpeg) or - for standard output; default: play on the speakers (no audio device: a WAV file, and a note says where)'),
+      new Option(
+        '-o, --out <FILE|->',
+        'a file, its extension picks what it holds: .wav, .pcm; .mp3, .opus (Opus) and .ogg (Vorbis) through ffmpeg, or as sent with --format mp3 or opus (.ogg then holds Opus); others such as .flac through ffmpeg. - for standard output; default: play on the speakers (no audio device: a WAV file, and a note says where)',
+      ),
     )
     .addOption(new Option('-f, --format <F>', 'what the service sends; default pcm (with --out -: in a streaming WAV header, unless --format pcm asks for raw PCM)').choices(AUDIO_FORMATS))
-    .addOption(new Option('--voice <ID>', "default: the deployment's default voice for the model"))
+    .addOption(new Option('--voice <ID|NAME>', "a voice's id, or its name (voxpipe voices lists them); default: the deployment's default voice for the model"))
     .addOption(new Option('--model <ID>', `default: the deployment's default model, else ${DEFAULT_MODEL}`))
     .addOption(new Option('--speed <N>', "0.5 to 2; default the service's (1)"))
     .addOption(new Option('--transport <T>', 'realtime, failing over to sync HTTP with auto').choices(TRANSPORT_CHOICES).default('auto'))
@@ -62,6 +66,12 @@ function declareSpeechOptions(cmd: Command): void {
 export const sayCommand: CliCommand<Options> = {
   name: 'say',
   summary: 'speak a text (an argument or standard input) to the speakers or a file',
+  examples: [
+    "voxpipe say 'Hello, world.'",
+    "voxpipe say --out hello.wav 'Hello, world.'",
+    "voxpipe say --voice Ava --speed 1.2 < story.txt",
+    "voxpipe say --out - 'Hi.' | aplay",
+  ],
   declare(cmd) {
     cmd.argument('[TEXT...]', 'what to say; without it, standard input is read');
     declareSpeechOptions(cmd);
@@ -72,6 +82,10 @@ export const sayCommand: CliCommand<Options> = {
 export const speakCommand: CliCommand<Options> = {
   name: 'speak',
   summary: 'speak standard input as it arrives, each sentence as soon as it is complete (llm | voxpipe speak)',
+  examples: [
+    "llm-client 'Tell me a story' | voxpipe speak",
+    "tail -f captions.txt | voxpipe speak --out live.wav",
+  ],
   declare(cmd) {
     declareSpeechOptions(cmd);
     // A text argument gets our message (use say), not commander's "too many arguments".
@@ -187,6 +201,22 @@ async function keptNote(where: string, audioBytes: number, info: ReadyInfo | und
   return `kept ${where} (${size} bytes${seconds ? `; ${seconds}` : ''}; ${audioBytes} bytes of ${info?.format ?? 'audio'} received)`;
 }
 
+/** A write to a closed pipe, in the sink's failure (its cause chain). */
+function isOutputClosed(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED') return true;
+  }
+  return false;
+}
+
+/** Calls `handler` when standard output's reader goes away (an EPIPE on a write). */
+function onOutputClosed(stdout: NodeJS.WritableStream, handler: () => void): void {
+  stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') handler();
+  });
+}
+
 async function run(positionals: string[], values: Options, io: Io, incremental: boolean): Promise<number> {
   const { transport, mode, engine } = values;
   const format: AudioFormat = values.format ?? 'pcm';
@@ -207,157 +237,171 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
   if (values.out !== undefined) await checkOutPath(values.out);
 
   const started = performance.now();
-  // The embedded server (its import, the speech engine's start in a worker)
-  // first; the client's modules load meanwhile: the CLI loads only what its
-  // command uses, when it uses it.
-  const opening = openService(io, engine ? { engine } : {});
-  const [service, { createSpeechStream }] = await Promise.all([opening, import('../speech.js')]).catch(async (err: unknown) => {
-    await opening.then((s) => s.close()).catch(() => undefined);
-    throw err;
+  // Ctrl-C, SIGTERM, SIGHUP, the starting command gone, standard output
+  // closed: from here on each ends the run with a note saying what was kept.
+  let stopListening: (() => void) | undefined;
+  const stopped = new Promise<StopCause>((resolve) => {
+    stopListening = io.onInterrupt?.(resolve);
+    if (values.out === '-') onOutputClosed(io.stdout, () => resolve(STOP_CAUSES.SIGPIPE));
   });
+  /** `step`, unless a stop comes first (before any audio: nothing to keep). */
+  const orStop = async <T>(step: Promise<T>): Promise<T> => {
+    const first = await Promise.race([step.then((value) => ({ value })), stopped]);
+    if ('value' in first) return first.value;
+    step.catch(() => undefined);
+    throw new StoppedEarly(first);
+  };
+  let opened: { interrupt(): Promise<unknown> } | undefined;
   try {
-    const options: SpeechOptions = { format, transport, mode, onWarning: (w) => note(io, `warning ${w.code}: ${w.message}`) };
-    if (values.voice !== undefined) options.voiceId = await resolveVoice(service.config, values.voice);
-    if (values.model !== undefined) options.model = values.model;
-    if (speed !== undefined) options.speed = speed;
-    // Loaded with the stream (`../speech.js`), not when the command is parsed.
-    const { DEFAULT_REQUEST_UNITS } = await import('../stream/rollover.js');
-    const partUnits = numberOption(values.partUnits, 'part-units', 1, DEFAULT_REQUEST_UNITS);
-    // A text of any length: the stream moves on to a new request where one's units end.
-    const speech = await createSpeechStream(service.config, { ...options, ...(partUnits !== undefined && { requestUnits: partUnits }) });
-    speech.on('failover', (f) => note(io, `${f.from} failed (${f.error.code}); continuing over ${f.to}`));
-    // A deployment's own extra events are not the user's concern.
-    speech.on('warning', (w) => {
-      if (w.code !== 'ignored_server_event') note(io, `warning ${w.code}: ${w.message}`);
-    });
-    /** Characters of the text spoken so far (segments completed). */
-    const spokenChars = (): number => speech.summary().segments.reduce((n, x) => n + x.waterfall.characters, 0);
-    const ready = await speech.open();
-    const { sink, where: whereNow } = await openSink(speech, values.out, io, values.format === 'pcm');
-    // The layout of the audio: the first audio's own once it arrived, else what `ready` said.
-    const layout = (): ReadyInfo => speech.info ?? ready;
-    const isFile = (): boolean => whereNow() !== 'speakers' && whereNow() !== '-';
-    const input = incremental ? io.stdin : Readable.from([text!]);
-    // Audio handed to the sink, for the notes of a run that stops part-way.
-    let delivered = 0;
-    const counter = new PassThrough();
-    counter.on('data', (chunk: Buffer) => (delivered += chunk.length));
-    const progress = startProgress(io, () => ({ parts: speech.summary().requestIds.length, segments: speech.summary().segments.length, seconds: layout().format === 'pcm' || layout().format === 'wav' ? pcmDurationMs(delivered, layout()) / 1000 : undefined, sent: spokenChars() }), text?.length);
-    // Ctrl-C: stop speaking, let the sink finish (a WAV gets its sizes
-    // patched to what was written), say what was kept, exit 130.
-    let stopListening: (() => void) | undefined;
-    const interrupted = new Promise<'interrupted'>((resolve) => {
-      stopListening = io.onInterrupt?.(() => resolve('interrupted'));
-    });
-    const piped = pipeline(input, speech, counter, sink).then(() => 'done' as const);
-    let outcome: 'done' | 'interrupted';
-    try {
-      outcome = await Promise.race([piped, interrupted]).finally(() => {
-        stopListening?.();
-        progress.stop();
-      });
-    } catch (err) {
-      // Failed part-way: say what the file holds (a WAV's sizes are patched by its sink).
-      await sink.done.catch(() => undefined);
-      if (isFile() && delivered > 0) {
-        const s = speech.summary();
-        note(io, `stopped part-way: ${await keptNote(whereNow(), delivered, layout())}: the first ${s.segments.length} segments (${s.units} of ${text?.length ?? spokenChars()} characters)`);
-      }
-      throw err;
-    }
-    if (outcome === 'interrupted') {
-      piped.catch(() => undefined);
-      await speech.interrupt();
-      await sink.done.catch(() => undefined);
-      (input as Readable).destroy?.();
-      note(io, isFile() ? `interrupted; ${await keptNote(whereNow(), delivered, layout())}` : 'interrupted');
-      return ExitCode.interrupted;
-    }
-    await sink.done;
-    const where = whereNow();
-    const s = speech.summary();
-    if (s.segments.length === 0) {
-      // `speak < /dev/null`: nothing was said; leave no empty file behind.
-      if (isFile()) await rm(where, { force: true });
-      throw new UsageError('nothing to say: standard input was empty');
-    }
-    const bytes = isFile() ? (await stat(where)).size : s.bytes;
-    if (values.json) {
-      const line: SayJson = {
-        requestId: s.requestId,
-        requestIds: s.requestIds,
-        transport: s.transport,
-        mode: s.ready?.mode ?? mode,
-        format: s.ready?.format ?? format,
-        sampleRate: s.ready?.sampleRate ?? 0,
-        bytes,
-        audioBytes: s.bytes,
-        durationMs: layout().format === 'pcm' || layout().format === 'wav' ? round(pcmDurationMs(delivered, layout())) : null,
-        expectedBytes: s.segments.some((x) => x.expectedBytes !== undefined) ? s.segments.reduce((n, x) => n + (x.expectedBytes ?? 0), 0) : null,
-        receivedBytes: s.segments.reduce((n, x) => n + x.receivedBytes, 0),
-        segments: s.segments.length,
-        ttfaMs: s.waterfall.ttfaMs === undefined ? null : round(s.waterfall.ttfaMs),
-        totalMs: round(performance.now() - started),
-        units: s.units,
-        retries: s.retries,
-        resumed: s.resumed,
-        segmentTransports: s.segments.map((x) => x.transport),
-        out: where,
-      };
-      // Standard output carries the audio with --out -: the summary goes to standard error then.
-      (where === '-' ? io.stderr : io.stdout).write(`${JSON.stringify(line)}\n`);
-    } else if (isFile()) {
-      const segments = s.segments.length === 1 ? '1 segment' : `${s.segments.length} segments`;
-      const requests = s.requestIds.length > 1 ? `, ${s.requestIds.length} requests` : '';
-      const seconds = secondsOf(delivered, layout());
-      note(io, `wrote ${where} (${bytes} bytes; ${s.bytes} bytes of ${s.ready?.format ?? format} audio${seconds ? `, ${seconds}` : ''}, ${segments}${requests})`);
-    }
-    return ExitCode.ok;
+    return await speakAll();
+  } catch (err) {
+    if (!(err instanceof StoppedEarly)) throw err;
+    await opened?.interrupt().catch(() => undefined);
+    note(io, `${err.cause.text}; nothing kept: no audio had arrived`);
+    return err.cause.exit;
   } finally {
-    await service.close();
+    stopListening?.();
+  }
+
+  async function speakAll(): Promise<number> {
+    // The embedded server (its import, the speech engine's start in a worker)
+    // first; the client's modules load meanwhile: the CLI loads only what its
+    // command uses, when it uses it.
+    const opening = openService(io, engine ? { engine } : {});
+    const [service, { createSpeechStream }] = await orStop(Promise.all([opening, import('../speech.js')])).catch(async (err: unknown) => {
+      await opening.then((s) => s.close()).catch(() => undefined);
+      throw err;
+    });
+    try {
+      const options: SpeechOptions = { format, transport, mode, onWarning: (w) => note(io, `warning ${w.code}: ${w.message}`) };
+      if (values.voice !== undefined) options.voiceId = await orStop(resolveVoice(service.config, values.voice));
+      if (values.model !== undefined) options.model = values.model;
+      if (speed !== undefined) options.speed = speed;
+      // Loaded with the stream (`../speech.js`), not when the command is parsed.
+      const { DEFAULT_REQUEST_UNITS } = await orStop(import('../stream/rollover.js'));
+      const partUnits = numberOption(values.partUnits, 'part-units', 1, DEFAULT_REQUEST_UNITS);
+      // A text of any length: the stream moves on to a new request where one's units end.
+      const speech = await orStop(createSpeechStream(service.config, { ...options, ...(partUnits !== undefined && { requestUnits: partUnits }) }));
+      speech.on('failover', (f) => note(io, `${f.from} failed (${f.error.code}); continuing over ${f.to}`));
+      // A deployment's own extra events are not the user's concern.
+      speech.on('warning', (w) => {
+        if (w.code !== 'ignored_server_event') note(io, `warning ${w.code}: ${w.message}`);
+      });
+      /** Characters of the text spoken so far (segments completed). */
+      const spokenChars = (): number => speech.summary().segments.reduce((n, x) => n + x.waterfall.characters, 0);
+      opened = speech;
+      const ready = await orStop(speech.open());
+      const { sink, where: whereNow } = await orStop(openSink(speech, values.out, io, values.format === 'pcm'));
+      // The layout of the audio: the first audio's own once it arrived, else what `ready` said.
+      const layout = (): ReadyInfo => speech.info ?? ready;
+      const isFile = (): boolean => whereNow() !== 'speakers' && whereNow() !== '-';
+      const input = incremental ? io.stdin : Readable.from([text!]);
+      // Audio handed to the sink, for the notes of a run that stops part-way.
+      let delivered = 0;
+      const counter = new PassThrough();
+      let firstAudioAt: number | undefined;
+      counter.on('data', (chunk: Buffer) => {
+        firstAudioAt ??= performance.now();
+        delivered += chunk.length;
+      });
+      const seconds = (bytes: number) => (layout().format === 'pcm' || layout().format === 'wav' ? pcmDurationMs(bytes, layout()) / 1000 : undefined);
+      const progress = startProgress(
+        io,
+        () => {
+          const s = speech.summary();
+          return {
+            parts: s.requestIds.length,
+            segments: s.segments.length,
+            receivedS: seconds(delivered),
+            doneUnits: s.segments.reduce((n, x) => n + x.units, 0),
+            doneS: seconds(s.segments.reduce((n, x) => n + x.audioBytes, 0)),
+            playing: whereNow() === 'speakers',
+            firstAudioAt,
+          };
+        },
+        text?.length,
+      );
+      // A stop from here: stop speaking, let the sink finish (a WAV gets its
+      // sizes patched to what was written), say what was kept, exit 128 + signal.
+      const piped = pipeline(input, speech, counter, sink).then(() => 'done' as const);
+      let outcome: 'done' | StopCause;
+      try {
+        outcome = await Promise.race([piped, stopped]).finally(() => progress.stop());
+      } catch (err) {
+        if (err instanceof VoxpipeError && isOutputClosed(err)) {
+          outcome = STOP_CAUSES.SIGPIPE;
+        } else {
+          // Failed part-way: say what the file holds (a WAV's sizes are patched by its sink).
+          await sink.done.catch(() => undefined);
+          if (isFile() && delivered > 0) {
+            const s = speech.summary();
+            note(io, `stopped part-way: ${await keptNote(whereNow(), delivered, layout())}: the first ${s.segments.length} segments (${s.units} of ${text?.length ?? spokenChars()} characters)`);
+          }
+          throw err;
+        }
+      }
+      if (outcome !== 'done') {
+        piped.catch(() => undefined);
+        await speech.interrupt();
+        await sink.done.catch(() => undefined);
+        (input as Readable).destroy?.();
+        if (isFile()) note(io, `${outcome.text}; ${await keptNote(whereNow(), delivered, layout())}`);
+        else if (whereNow() === '-') note(io, `${outcome.text}; ${delivered} bytes of audio written to standard output before that${secondsOf(delivered, layout()) ? ` (${secondsOf(delivered, layout())})` : ''}`);
+        else note(io, outcome.text);
+        return outcome.exit;
+      }
+      await sink.done;
+      const where = whereNow();
+      const s = speech.summary();
+      if (s.segments.length === 0) {
+        // `speak < /dev/null`: nothing was said; leave no empty file behind.
+        if (isFile()) await rm(where, { force: true });
+        throw new UsageError('nothing to say: standard input was empty');
+      }
+      const bytes = isFile() ? (await stat(where)).size : s.bytes;
+      if (values.json) {
+        const line: SayJson = {
+          requestId: s.requestId,
+          requestIds: s.requestIds,
+          transport: s.transport,
+          mode: s.ready?.mode ?? mode,
+          format: s.ready?.format ?? format,
+          sampleRate: s.ready?.sampleRate ?? 0,
+          bytes,
+          audioBytes: s.bytes,
+          durationMs: layout().format === 'pcm' || layout().format === 'wav' ? round(pcmDurationMs(delivered, layout())) : null,
+          expectedBytes: s.segments.some((x) => x.expectedBytes !== undefined) ? s.segments.reduce((n, x) => n + (x.expectedBytes ?? 0), 0) : null,
+          receivedBytes: s.segments.reduce((n, x) => n + x.receivedBytes, 0),
+          segments: s.segments.length,
+          ttfaMs: s.waterfall.ttfaMs === undefined ? null : round(s.waterfall.ttfaMs),
+          totalMs: round(performance.now() - started),
+          units: s.units,
+          retries: s.retries,
+          resumed: s.resumed,
+          segmentTransports: s.segments.map((x) => x.transport),
+          out: where,
+        };
+        // Standard output carries the audio with --out -: the summary goes to standard error then.
+        (where === '-' ? io.stderr : io.stdout).write(`${JSON.stringify(line)}\n`);
+      } else if (isFile()) {
+        const segments = s.segments.length === 1 ? '1 segment' : `${s.segments.length} segments`;
+        const requests = s.requestIds.length > 1 ? `, ${s.requestIds.length} requests` : '';
+        const seconds = secondsOf(delivered, layout());
+        note(io, `wrote ${where} (${bytes} bytes; ${s.bytes} bytes of ${s.ready?.format ?? format} audio${seconds ? `, ${seconds}` : ''}, ${segments}${requests})`);
+      }
+      return ExitCode.ok;
+    } finally {
+      await service.close();
+    }
   }
 }
 
-/**
- * Progress of a long run on standard error: on a terminal one line redrawn
- * (segments, audio seconds, ETA from the characters sent), off one a line
- * every 5 s; nothing for a run shorter than that.
- */
-function startProgress(io: Io, read: () => { parts: number; segments: number; seconds: number | undefined; sent: number }, totalChars: number | undefined): { stop(): void } {
-  const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
-  const t0 = performance.now();
-  let drawn = false;
-  const line = (): string => {
-    const p = read();
-    const elapsed = (performance.now() - t0) / 1000;
-    const parts = [`${p.segments} segments`];
-    if (p.seconds !== undefined) parts.push(`${p.seconds.toFixed(0)} s of audio`);
-    if (p.parts > 1) parts.push(`request ${p.parts}`);
-    if (totalChars !== undefined && p.sent > 0) {
-      const eta = Math.max(0, (elapsed * totalChars) / p.sent - elapsed);
-      parts.push(`${Math.round((100 * p.sent) / totalChars)} % of the text sent, ETA ${Math.ceil(eta)} s`);
-    }
-    return `voxpipe: ${parts.join(', ')}`;
-  };
-  const timer = setInterval(
-    () => {
-      if (tty) io.stderr.write(`\r${line()}\x1b[K`);
-      else io.stderr.write(`${line()}\n`);
-      drawn = true;
-    },
-    tty ? 500 : (numberOption(io.env['VOXPIPE_PROGRESS_MS'], 'VOXPIPE_PROGRESS_MS', 10) ?? PROGRESS_EVERY_MS),
-  );
-  timer.unref();
-  return {
-    stop() {
-      clearInterval(timer);
-      if (tty && drawn) io.stderr.write('\r\x1b[K');
-    },
-  };
+/** A stop before the destination was opened. */
+class StoppedEarly extends Error {
+  constructor(override readonly cause: StopCause) {
+    super(cause.text);
+  }
 }
-
-/** Off a terminal, a progress line this often (`VOXPIPE_PROGRESS_MS` changes it, for tests). */
-const PROGRESS_EVERY_MS = 5_000;
 
 function round(ms: number): number {
   return Math.round(ms * 100) / 100;

@@ -6,12 +6,14 @@
  * The primary serves nothing itself. It prints the one `listening` line once
  * every worker listens, starts another worker when one dies (a request it
  * was generating is recovered by the others and resumes), and on SIGTERM or
- * SIGINT has each worker drain, then exits. A worker that fails before the
+ * SIGINT (or SIGHUP, or the command that started it gone) has each worker
+ * drain, then exits. A worker that fails before the
  * server is ready (the port in use, the database unreachable) stops them all.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
-import { ExitCode, note, type Io } from './io.js';
+import { ExitCode, note, STOP_CAUSES, type Io } from './io.js';
+import { watchParent } from './parent-watch.js';
 import type { ListeningLine } from './serve.js';
 
 function isListeningLine(message: unknown): message is ListeningLine {
@@ -33,6 +35,8 @@ export function serveCluster(workers: number, values: object, io: Io, signals: N
       if (live().length > 0) return;
       signals.off('SIGTERM', onTerm);
       signals.off('SIGINT', onInt);
+      signals.off('SIGHUP', onHup);
+      unwatch();
       resolve(failed ? ExitCode.error : ExitCode.ok);
     };
     const stopAll = () => {
@@ -70,8 +74,12 @@ export function serveCluster(workers: number, values: object, io: Io, signals: N
     };
     const onTerm = () => stop('SIGTERM');
     const onInt = () => stop('SIGINT');
+    const onHup = () => stop('SIGHUP');
     signals.on('SIGTERM', onTerm);
     signals.on('SIGINT', onInt);
+    signals.on('SIGHUP', onHup);
+    // `npx voxpipe serve` stopped: npm's shell passes no signal on (parent-watch.ts).
+    const unwatch = signals === process ? watchParent(io.env, (event) => stop(event === 'parent_gone' ? STOP_CAUSES.parent_gone.text : event)) : () => undefined;
     for (let i = 0; i < workers; i++) fork(i === 0);
   });
 }

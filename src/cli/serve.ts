@@ -2,9 +2,11 @@
  * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal] [--demo] [--data DIR | --database URL [--database-schema NAME] [--workers N]]`
  * Prints exactly one JSON line when ready:
  * {"event":"listening","baseUrl":...,"rootUrl":...,"wsUrl":...,"rtHttpUrl":...}
- * SIGTERM (and SIGINT) drain: open realtime requests get finish `server_draining`, then close 1012.
+ * SIGTERM (and SIGINT, SIGHUP, the starting command gone) drain: open realtime requests get finish
+ * `server_draining`, then close 1012.
  */
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { DialectName } from '../server/dialect.js';
 import type { AccountSeed } from '../server/index.js';
 import type { FaultPlan } from '../server/faults.js';
@@ -12,11 +14,12 @@ import type { SqlStore } from '../server/store/sql.js';
 import { numberOption, UsageError } from './args.js';
 import { Option, type CliCommand } from './command.js';
 import { ENGINE_CHOICES, type EngineChoice } from '../server/engines/choices.js';
-import { ExitCode, note, type Io } from './io.js';
+import { ExitCode, note, STOP_CAUSES, type Io } from './io.js';
 import { defined } from '../defined.js';
 import { LOCAL_DEV_API_KEY } from '../protocol/constants.js';
 import { VoxpipeError } from '../errors.js';
 import { checkDataDir } from './data-dir.js';
+import { watchParent } from './parent-watch.js';
 
 /** The port `serve` listens on unless told otherwise. */
 export const DEFAULT_PORT = 8765;
@@ -43,6 +46,11 @@ interface Options {
 export const command: CliCommand<Options> = {
   name: 'serve',
   summary: 'run the reference server (one JSON "listening" line on standard output when ready)',
+  examples: [
+    "voxpipe serve --port 0",
+    "voxpipe serve --demo --engine espeak",
+    "voxpipe serve --data ./state --faults '{\"latencyMs\":200}'",
+  ],
   declare(cmd) {
     cmd
       .addOption(new Option('--host <H>', 'the address to listen on').default('127.0.0.1'))
@@ -243,6 +251,8 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
   if (worker && !worker.first) return waitForStop(server, store, io, signals, false);
   note(io, `engine ${server.ctx.engine.name}, formats ${server.ctx.formats.join(',')}, dialect ${(await import('../server/dialect.js')).describeDialect(server.ctx.dialect.name)}`);
   if (values.demo) note(io, `demo at ${server.rootUrl}/demo (open it in a browser; it speaks for the first account)`);
+  note(io, faults ? `faults on: ${JSON.stringify(faults)}` : 'no faults injected');
+  note(io, values.data !== undefined ? `store: PGlite in ${resolve(values.data)} (kept across restarts)` : databaseUrl !== undefined ? 'store: PostgreSQL (--database)' : 'store: in memory (nothing kept after it stops; --data DIR keeps it)');
   // The public development key is no secret: say it (note() would redact it, as every key the server holds).
   if (values.accounts === undefined && apiKey === LOCAL_DEV_API_KEY) {
     io.stderr.write(`voxpipe: accepts the key ${LOCAL_DEV_API_KEY} (the public development key; --api-key KEY or VOXPIPE_API_KEY for your own); local files as inputs need --allow-private-urls\n`);
@@ -252,14 +262,23 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
   return waitForStop(server, store, io, signals, true);
 }
 
-/** SIGTERM and SIGINT drain the server, then close its store (once, whichever comes first or twice). */
+/**
+ * SIGTERM, SIGINT and SIGHUP drain the server, then close its store (once,
+ * whichever comes first or twice); so does the command that started it going
+ * away (`npx voxpipe serve` stopped: see parent-watch.ts), watched when
+ * `signals` is this process and it is not a worker (a worker's primary stops it).
+ */
 function waitForStop(server: { drain(): Promise<void> }, store: SqlStore | undefined, io: Io, signals: NodeJS.EventEmitter, say: boolean): Promise<number> {
   return new Promise<number>((resolve) => {
     let stopping = false;
-    const stop = (signal: string) => {
+    const listeners = STOP_SIGNALS.map((signal) => [signal, () => stop(signal)] as const);
+    const unwatch = signals === process && say ? watchParent(io.env, (event) => stop(event === 'parent_gone' ? STOP_CAUSES.parent_gone.text : event)) : () => undefined;
+    const stop = (why: string) => {
       if (stopping) return;
       stopping = true;
-      if (say) note(io, `${signal}: draining`);
+      unwatch();
+      for (const [signal, listener] of listeners) signals.off(signal, listener);
+      if (say) note(io, `${why}: draining`);
       server.drain().then(
         () => (store ? store.close() : undefined),
       ).then(
@@ -267,7 +286,8 @@ function waitForStop(server: { drain(): Promise<void> }, store: SqlStore | undef
         () => resolve(ExitCode.error),
       );
     };
-    signals.once('SIGTERM', () => stop('SIGTERM'));
-    signals.once('SIGINT', () => stop('SIGINT'));
+    for (const [signal, listener] of listeners) signals.once(signal, listener);
   });
 }
+
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;

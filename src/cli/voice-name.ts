@@ -24,6 +24,25 @@ export async function resolveVoice(config: ServiceConfig, given: string): Promis
     const list = named.map((v) => `${v.voiceId} (${[v.type, v.raw['language']].filter((x) => typeof x === 'string').join(', ') || 'voice'})`).join('; ');
     throw new VoxpipeError('invalid_arguments', `--voice ${JSON.stringify(given)} names ${named.length} voices: ${list}; give one id`);
   }
+  // A name one or two letters off one of them: a typo, said before any request is spent.
+  const near = voices
+    .map((v) => ({ v, name: typeof v.raw['name'] === 'string' ? (v.raw['name'] as string).trim() : '' }))
+    .filter(({ name }) => name !== '' && editDistance(name.toLowerCase(), wanted) <= Math.min(2, Math.floor(wanted.length / 3)));
+  if (near.length > 0) {
+    const names = [...new Set(near.map(({ name }) => JSON.stringify(name)))].join(' or ');
+    throw new VoxpipeError('voice_not_found', `--voice ${JSON.stringify(given)} is neither a voice's id nor its name here; did you mean ${names}? (voxpipe voices lists the voices)`);
+  }
   // Neither an id nor a name we know: the service's own answer names the problem (voice_not_found), id-shaped or not.
   return given;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions), for names of a few words. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length]!;
 }

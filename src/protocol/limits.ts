@@ -17,6 +17,9 @@ export const LIMITS = {
   listLimitDefault: 20,
   textPreviewMaxChars: 80,
   referenceImageUrlsMax: 16,
+  /** Voice cloning: the reference speech's length, in seconds (the reference server's rule; the spec shows none). */
+  cloneMinSeconds: 10,
+  cloneMaxSeconds: 300,
   /** Realtime simple mode: whole buffered request. */
   simpleRequestMaxChars: 10_000,
   /** Realtime reliable mode: one `text` frame. */

@@ -70,6 +70,21 @@ describe('bench report', () => {
     expect(svg).toContain('linear axis');
     expect(renderPlot(report())).toBe(svg);
   });
+
+  it('a long subtitle (a long CPU name) is drawn to fit inside the picture; a short one as it is', () => {
+    const long = report();
+    long.machine = { ...long.machine, cpuModel: 'Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz with a very long marketing name indeed' };
+    const subtitle = (svg: string) => svg.split('\n').find((l) => l.includes('runs per case'))!;
+    const width = Number(/width="(\d+)"/.exec(renderPlot(long))![1]);
+    const fitted = subtitle(renderPlot(long));
+    expect(fitted).toMatch(/textLength="(\d+)" lengthAdjust="spacingAndGlyphs"/);
+    const x = Number(/ x="(\d+)"/.exec(fitted)![1]);
+    expect(x + Number(/textLength="(\d+)"/.exec(fitted)![1])).toBeLessThanOrEqual(width);
+    const short = report();
+    short.machine = { ...short.machine, cpuModel: 'cpu', node: 'v20' };
+    short.service = { ...short.service, engine: 'tone' };
+    expect(subtitle(renderPlot(short))).not.toContain('textLength');
+  });
 });
 
 describe('progress bar', () => {

@@ -1,7 +1,7 @@
 /** `voxpipe CMD --help` and `voxpipe --version`: commander's help on stdout, exit 0, nothing started. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { main, program } from '../../src/cli/main.js';
+import { HELP_WIDTH, main, program } from '../../src/cli/main.js';
 import { fakeIo } from '../helpers/fake-io.js';
 
 const COMMANDS = ['say', 'speak', 'serve', 'jobs', 'voices', 'design', 'profile', 'usage', 'data', 'transcribe', 'image', 'video', 'lipsync', 'bench'];
@@ -16,8 +16,35 @@ describe('help and version', () => {
     expect(await main([command, '--help'], io)).toBe(0);
     expect(io.out()).toMatch(new RegExp(`^Usage: voxpipe ${command}\\b`));
     expect(io.out()).toContain('--ephemeral'); // the global option, shown with every command
-    expect(io.out()).toContain('VOXPIPE_BASE_URL'); // and the environment
     expect(io.err()).toBe('');
+  });
+
+  it.each(COMMANDS)('%s --help shows examples of the command, in lines of at most 100 characters', async (command) => {
+    const io = fakeIo({});
+    await main([command, '--help'], io);
+    const examples = io.out().split('\nExamples:\n')[1];
+    expect(examples, 'an Examples section').toBeDefined();
+    expect(examples!.split('\n').filter((l) => l.startsWith(`  voxpipe ${command}`) || l.includes(`| voxpipe ${command}`)).length).toBeGreaterThan(0);
+    for (const line of io.out().split('\n')) expect(line.length, line).toBeLessThanOrEqual(HELP_WIDTH);
+    // The environment is said once, in `voxpipe --help`, not under every command.
+    expect(io.out()).not.toContain('VOXPIPE_BASE_URL');
+  });
+
+  it('voxpipe --help: the environment, once, and examples, in lines of at most 100 characters', async () => {
+    const io = fakeIo({});
+    expect(await main(['--help'], io)).toBe(0);
+    expect(io.out().match(/^Environment:$/gm)).toHaveLength(1);
+    expect(io.out().match(/VOXPIPE_BASE_URL/g)).toHaveLength(1);
+    expect(io.out()).toMatch(/\nExamples:\n {2}voxpipe say /);
+    for (const line of io.out().split('\n')) expect(line.length, line).toBeLessThanOrEqual(HELP_WIDTH);
+  });
+
+  it('say --help: --voice takes an id or a name; .ogg is Vorbis unless the service sends opus', async () => {
+    const io = fakeIo({});
+    await main(['say', '--help'], io);
+    const text = io.out().replace(/\s+/g, ' ');
+    expect(text).toContain('--voice <ID|NAME> a voice\'s id, or its name');
+    expect(text).toMatch(/\.ogg \(Vorbis\).*\.ogg then holds Opus/);
   });
 
   it.each(COMMANDS)('%s --help lists every option it takes, each described with its default or meaning', async (command) => {

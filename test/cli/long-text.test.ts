@@ -71,7 +71,7 @@ describe('say: a text of any length', () => {
     const code = await main(['say', '--out', out, '--json', '--speed', '2'], io);
     expect(io.err()).not.toMatch(/error/);
     // Off a terminal: a progress line now and then.
-    expect(io.err()).toMatch(/^voxpipe: \d+ segments, \d+ s of audio.*ETA \d+ s$/m);
+    expect(io.err()).toMatch(/^voxpipe: \d+ segments, .*\d+ s of audio received, of about \d+ s, ETA \d+ s$/m);
     expect(code).toBe(0);
     const summary = JSON.parse(io.out());
     expect(summary.requestIds.length).toBeGreaterThanOrEqual(2);

@@ -5,6 +5,9 @@
  * when that port is taken. The real binary in child processes (`npm run build` first).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -69,4 +72,20 @@ describe('voxpipe serve for people', () => {
     expect(await second.exit).toBe(1);
     expect(second.stderr()).toMatch(/address_in_use: 127\.0\.0\.1:8765 is already in use; pick another --port, or --port 0 for a free one/);
   });
+
+  it('says at start which faults are on and where the store is', async () => {
+    const plain = await serve(['--port', '0']);
+    expect(plain.stderr()).toContain('voxpipe: no faults injected');
+    expect(plain.stderr()).toContain('voxpipe: store: in memory');
+    const dir = mkdtempSync(join(tmpdir(), 'voxpipe-serve-ux-'));
+    try {
+      const faulty = await serve(['--port', '0', '--faults', '{"latencyMs":10}', '--data', dir]);
+      expect(faulty.stderr()).toContain('voxpipe: faults on: {"latencyMs":10}');
+      expect(faulty.stderr()).toContain(`voxpipe: store: PGlite in ${dir} (kept across restarts)`);
+      for (const c of children.splice(0)) c.kill('SIGKILL');
+      await faulty.exit;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STOP_CAUSES, type StopCause } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { fakeIo } from '../helpers/fake-io.js';
@@ -61,8 +62,8 @@ describe('Ctrl-C on a transcoded output', () => {
   it('says the bytes and seconds the mp3 holds', async () => {
     const out = join(dir, 'cut.mp3');
     const stdin = new PassThrough();
-    let interrupt: (() => void) | undefined;
-    const io = { ...fakeIo(env(), stdin), onInterrupt: (handler: () => void) => ((interrupt = handler), () => (interrupt = undefined)) };
+    let interrupt: ((cause: StopCause) => void) | undefined;
+    const io = { ...fakeIo(env(), stdin), onInterrupt: (handler: (cause: StopCause) => void) => ((interrupt = handler), () => (interrupt = undefined)) };
     // The encoder may hold its output until the end: wait for the service to have charged a segment (realtime charges at its first audio).
     const deadline = Date.now() + 20_000;
     const charged = async () => {
@@ -76,7 +77,7 @@ describe('Ctrl-C on a transcoded output', () => {
       if (Date.now() > deadline) throw new Error('no audio sent');
       await new Promise((r) => setTimeout(r, 20));
     }
-    interrupt!();
+    interrupt!(STOP_CAUSES.SIGINT);
     expect(await done).toBe(130);
     const size = (await stat(out)).size;
     const note = io.err().split('\n').find((l) => l.includes('interrupted'))!;

@@ -36,9 +36,14 @@ interface Options {
 export const command: CliCommand<Options> = {
   name: 'design',
   summary: 'design a voice from a description: create, preview, save',
+  examples: [
+    "voxpipe design create 'a calm, low voice for bedtime stories'",
+    "voxpipe design preview DESIGN_ID CANDIDATE_ID --out preview.wav",
+    "voxpipe design save DESIGN_ID CANDIDATE_ID --name Calm",
+  ],
   declare(cmd) {
     cmd
-      .usage('create PROMPT [options] | preview DESIGN_ID CANDIDATE_ID --out FILE|- [--format wav|mp3] | save DESIGN_ID CANDIDATE_ID --name N [options]')
+      .usage('create PROMPT | preview ID CANDIDATE --out FILE | save ID CANDIDATE --name N')
       .argument('<ACTION>', "create PROMPT: voice candidates from a description; preview DESIGN_ID CANDIDATE_ID: a candidate's preview; save DESIGN_ID CANDIDATE_ID: keep a candidate as a personal voice")
       .argument('[ARGS...]', "the action's arguments")
       .addOption(new Option('--preview-text <T>', `create: what the previews say; default ${JSON.stringify(DEFAULT_PREVIEW_TEXT)}`))

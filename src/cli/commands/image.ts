@@ -26,6 +26,10 @@ interface Options {
 export const command: CliCommand<Options> = {
   name: 'image',
   summary: 'an image from a prompt (or an edited picture)',
+  examples: [
+    "voxpipe image 'a lighthouse at dusk' --out lighthouse.png",
+    "voxpipe image 'make the sky red' --edit lighthouse.png --out red.png",
+  ],
   declare(cmd) {
     cmd
       .argument('<PROMPT...>', 'what to draw')

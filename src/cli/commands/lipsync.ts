@@ -29,6 +29,10 @@ interface Options {
 export const command: CliCommand<Options> = {
   name: 'lipsync',
   summary: 'a talking face: speech onto a video or a still image',
+  examples: [
+    "voxpipe lipsync --audio hello.wav --image face.png --out talking.mp4",
+    "voxpipe lipsync --audio hello.wav --video face.mp4",
+  ],
   declare(cmd) {
     cmd
       .addOption(new Option('--audio <AUDIO_URL|FILE>', 'the speech').makeOptionMandatory())

@@ -21,7 +21,7 @@ import type { JobEvent, PollOptions } from '../../http/job-handle.js';
 import type { BaseTask } from '../../http/task.js';
 import { numberOption, UsageError } from '../args.js';
 import { checkOutPath } from '../out-path.js';
-import { note, type Io } from '../io.js';
+import { note, unreadable, type Io } from '../io.js';
 import type { Service } from '../service.js';
 
 /** Content types of local input files, by extension. */
@@ -82,7 +82,7 @@ export class LocalFiles {
       if (!info.isFile()) throw new Error('not a file');
       size = info.size;
     } catch (err) {
-      throw new UsageError(`${what}: cannot read ${input}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new UsageError(`${what}: ${unreadable(input, err)}`);
     }
     const base = await this.#start();
     const route = `/${randomBytes(12).toString('base64url')}/${encodeURIComponent(basename(path))}`;

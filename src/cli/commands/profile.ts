@@ -19,6 +19,10 @@ interface Options {
 export const command: CliCommand<Options> = {
   name: 'profile',
   summary: "the account's profile; sets the task webhook with --webhook-url",
+  examples: [
+    "voxpipe profile",
+    "voxpipe profile --webhook-url https://example.com/voxpipe-hook",
+  ],
   declare(cmd) {
     cmd.addOption(new Option('--webhook-url <URL>', 'set the task webhook; default: only read the profile')).addOption(jsonOption());
   },

@@ -26,6 +26,10 @@ interface Options {
 export const command: CliCommand<Options> = {
   name: 'transcribe',
   summary: 'speech to text',
+  examples: [
+    "voxpipe transcribe meeting.wav",
+    "voxpipe transcribe https://example.com/talk.mp3 --language en --json",
+  ],
   declare(cmd) {
     cmd
       .argument('<AUDIO_URL|FILE>', 'a local file is served to the service from 127.0.0.1 (embedded default or serve --allow-private-urls)')

@@ -17,6 +17,10 @@ interface Options {
 export const command: CliCommand<Options> = {
   name: 'usage',
   summary: 'balance, API usage and recent ledger entries',
+  examples: [
+    "voxpipe usage",
+    "voxpipe usage --limit 5 --json",
+  ],
   declare(cmd) {
     cmd.addOption(new Option('--limit <N>', "1 to 100 recent entries; default the service's")).addOption(jsonOption());
   },

@@ -28,6 +28,10 @@ interface Options {
 export const command: CliCommand<Options> = {
   name: 'video',
   summary: 'a video from a prompt (and a start frame)',
+  examples: [
+    "voxpipe video 'waves on a beach' --seconds 5 --out waves.mp4",
+    "voxpipe video 'the lighthouse at night' --start-frame lighthouse.png",
+  ],
   declare(cmd) {
     cmd
       .argument('<PROMPT...>', 'what to show')

@@ -11,10 +11,13 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { createClient, type VoxpipeClient } from '../../http/index.js';
+import { pcmDurationMs } from '../../protocol/audio.js';
+import { LIMITS } from '../../protocol/limits.js';
+import { readWavHeader } from '../../protocol/wav.js';
 import type { CloneVoiceParams } from '../../http/resources/voices.js';
 import { UsageError } from '../args.js';
 import { jsonOption, Option, type CliCommand } from '../command.js';
-import { ExitCode, note, type Io } from '../io.js';
+import { ExitCode, note, unreadable, type Io } from '../io.js';
 import { openService } from '../service.js';
 import { emit, table as grid } from '../output.js';
 
@@ -32,6 +35,11 @@ const ACTIONS = ['list', 'clone', 'delete'] as const;
 export const command: CliCommand<Options> = {
   name: 'voices',
   summary: 'list, clone and delete voices',
+  examples: [
+    "voxpipe voices",
+    "voxpipe voices clone Narrator ./sample.wav --language en",
+    "voxpipe voices delete VOICE_ID",
+  ],
   declare(cmd) {
     cmd
       .usage('[list] [options] | clone NAME AUDIO_URL|FILE [options] | delete VOICE_ID')
@@ -58,6 +66,17 @@ function table(rows: Record<string, unknown>[]): string {
   );
 }
 
+/** A local WAV file outside the service's 10 s to 5 min: refused here, before any request (other formats: the service says). */
+function tooShortOrLong(source: string, audio: Uint8Array): void {
+  const read = readWavHeader(audio);
+  if (read.status !== 'header') return;
+  const { pcm, dataOffset, dataBytes } = read.header;
+  const seconds = pcmDurationMs(dataBytes ?? audio.length - dataOffset, pcm) / 1000;
+  if (seconds < LIMITS.cloneMinSeconds || seconds > LIMITS.cloneMaxSeconds) {
+    throw new UsageError(`${source} lasts ${seconds.toFixed(1)} s; a clone takes ${LIMITS.cloneMinSeconds} s to ${LIMITS.cloneMaxSeconds / 60} min of speech`);
+  }
+}
+
 async function cloneParams(name: string, source: string, values: Options): Promise<CloneVoiceParams> {
   const params: CloneVoiceParams = { name };
   if (values.language !== undefined) params.language = values.language;
@@ -70,8 +89,9 @@ async function cloneParams(name: string, source: string, values: Options): Promi
   try {
     params.audio = await readFile(source);
   } catch (err) {
-    throw new UsageError(`cannot read ${source}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(unreadable(source, err));
   }
+  tooShortOrLong(source, params.audio);
   params.fileName = basename(source);
   params.contentType = AUDIO_TYPES[extname(source).toLowerCase()] ?? 'application/octet-stream';
   return params;

@@ -103,6 +103,15 @@ function render(speech) {
   }
 }
 
+/** The first max characters of text, cut at the last word boundary, with an ellipsis when cut. */
+function atWord(text, max) {
+  if (text.length <= max) return text;
+  // The character after the cut decides: a space there ends a whole word.
+  const head = text.slice(0, max + 1);
+  const end = head.search(/\\s\\S*$/);
+  return (end > 0 ? head.slice(0, end).trimEnd() : text.slice(0, max)) + '\u2026';
+}
+
 /** Fake LLM: the text in 2 to 5 character tokens at about 40 tokens per second. */
 async function* fakeTokens(text) {
   for (let i = 0; i < text.length;) {
@@ -152,7 +161,7 @@ async function speak(text, options = {}) {
   render(speech);
   clearInterval(timer);
   $('barge').disabled = true;
-  const result = { bytes, ttfaMs: speech.ttfaMs, connections: speech.connections, units: speech.units, segments: speech.waterfall.length, underruns: player.position.underruns, sampleRate: info.sampleRate, error: error ? { code: error.code, message: error.message } : undefined };
+  const result = { bytes, ttfaMs: speech.ttfaMs === undefined ? undefined : Math.round(speech.ttfaMs), connections: speech.connections, units: speech.units, segments: speech.waterfall.length, underruns: player.position.underruns, sampleRate: info.sampleRate, error: error ? { code: error.code, message: error.message } : undefined };
   log('done: ' + JSON.stringify(result));
   return result;
 }
@@ -163,7 +172,7 @@ function bargeIn() {
   // Cut the transcript where the listener was: the player's position, not what the network delivered.
   const heard = player ? player.position.playedFrames * (current.info?.channels ?? 1) * 2 : undefined;
   const report = current.interrupt(heard);
-  log('barge-in after ' + (player ? player.playedMs.toFixed(0) : 0) + ' ms heard; unspoken: ' + JSON.stringify(report.unspokenText.slice(0, 60)));
+  log('barge-in after ' + (player ? player.playedMs.toFixed(0) : 0) + ' ms heard; unspoken: ' + JSON.stringify(atWord(report.unspokenText, 60)));
   return { ...report, playedMs: player?.playedMs ?? 0 };
 }
 

@@ -23,6 +23,7 @@
  * synthesis from then on.
  */
 import { createHash } from 'node:crypto';
+import { LIMITS } from '../../../protocol/limits.js';
 import { MODELS, findModel } from '../../catalog.js';
 import type { ServerContext } from '../../context.js';
 import { ApiErrorCode, HttpError, badRequest } from '../../http/errors.js';
@@ -130,7 +131,13 @@ async function cloneVoice(ctx: ServerContext, account: Account, request: CloneRe
   await holdOr402(ctx, account, 'credits', CLONE_CREDITS, refId, `voice clone ${voiceId}`);
   try {
     const bytes = upload ?? (await fetchReferenceAudio(fields.audioUrl!, { allowPrivate: ctx.allowPrivateUrls }));
-    const analysis = analyzeVoice(await decodeAudio(bytes, { ffmpeg: mediaToolsOf(ctx).ffmpeg }), language);
+    const decoded = await decodeAudio(bytes, { ffmpeg: mediaToolsOf(ctx).ffmpeg });
+    const seconds = decoded.samples.length / decoded.sampleRate;
+    // Refused before the hold is committed: a clip outside the range costs nothing.
+    if (seconds < LIMITS.cloneMinSeconds || seconds > LIMITS.cloneMaxSeconds) {
+      throw badRequest(`the reference audio lasts ${seconds.toFixed(1)} s; a clone takes ${LIMITS.cloneMinSeconds} s to ${LIMITS.cloneMaxSeconds / 60} min of speech`);
+    }
+    const analysis = analyzeVoice(decoded, language);
     const voice = createVoice(
       ctx,
       account,

@@ -16,7 +16,7 @@ export function startAccountServer(options: ServerOptions = {}): Promise<Referen
 }
 
 /** A WAV of the tone engine speaking `text` with a voice of `basePitchHz`. */
-export async function referenceWav(basePitchHz: number, text = 'Reference audio for a cloned voice, read slowly and clearly.'): Promise<Buffer> {
+export async function referenceWav(basePitchHz: number, text = 'Reference audio for a cloned voice, read slowly and clearly. It goes on for a while, as a clone needs at least ten seconds of speech: a few sentences more, each one calm and even, to the end.'): Promise<Buffer> {
   const engine = new ToneEngine();
   const chunks: Buffer[] = [];
   for await (const c of engine.synthesize(text, { voice: { basePitchHz, rate: 1, espeakVoice: 'en-us' } })) chunks.push(c);

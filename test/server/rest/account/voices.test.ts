@@ -18,7 +18,7 @@ beforeAll(async () => {
     'low.wav': { body: lowWav },
     'high.wav': { body: highWav },
     'noise.bin': { body: Buffer.from('this is not audio at all, only text bytes'), type: 'application/octet-stream' },
-    'silence.wav': { body: Buffer.concat([Buffer.from(wavHeaderOf(48_000)), Buffer.alloc(48_000)]) },
+    'silence.wav': { body: Buffer.concat([Buffer.from(wavHeaderOf(12 * 48_000)), Buffer.alloc(12 * 48_000)]) },
   });
 });
 afterAll(async () => {
@@ -253,5 +253,17 @@ describe('DELETE /voices/{voiceId}', () => {
     expect((await post(`${server.rootUrl}/api/open/delete-model`, { voiceId: one.voiceId }, { key: a.key })).status).toBe(200);
     expect((await post(`${server.rootUrl}/api/open/delete-model`, { reference_id: two.voiceId }, { key: a.key })).status).toBe(200);
     expect((await post(`${server.rootUrl}/api/open/delete-model`, {}, { key: a.key })).status).toBe(400);
+  });
+});
+
+describe('POST /voices: the reference audio is 10 s to 5 min of speech', () => {
+  it('a 3 s clip is refused with 400 naming its length, and charges nothing', async () => {
+    const a = newAccount(server);
+    const before = creditsOf(server, a.userId);
+    const short = await referenceWav(120, 'Three seconds only, please.');
+    const res = await multipart({ name: 'Short' }, short, a.key);
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).message).toMatch(/lasts \d+\.\d s; a clone takes 10 s to 5 min of speech/);
+    expect(creditsOf(server, a.userId)).toBe(before);
   });
 });
