@@ -24,8 +24,16 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 
-/** Gzipped bytes allowed per bundle, by entry name (the client: under 30 KiB). */
-export const BUDGET_GZIP_BYTES = { voxpipe: 30 * 1024, 'pcm-worklet': 4 * 1024 };
+/**
+ * Gzipped bytes allowed per bundle, by entry name. The client's is 33 KiB:
+ * it was 30 until the page gained the Node client's rules, each measured
+ * (the one driver's early-frame replay and stale guard, about 0.5 KiB; the
+ * one heard-text rule with its proportional cut for a segment still
+ * arriving, about 0.8 KiB; the reader that finds fields by form and meaning,
+ * about 0.9 KiB). What is left is all used (`--analyze`): a smaller bundle
+ * means smaller shared code, not a dropped rule.
+ */
+export const BUDGET_GZIP_BYTES = { voxpipe: 33 * 1024, 'pcm-worklet': 4 * 1024 };
 /** Packages that must never reach a browser bundle, and why. */
 export const FORBIDDEN_PACKAGES = {
   zod: 'the client imports protocol/wire.ts, not values of protocol/codec.ts or protocol/events.ts',

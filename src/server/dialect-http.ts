@@ -13,6 +13,7 @@ import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, STATUS_CODES } from 'node:http';
+import { DrainingResponse } from './http/response.js';
 import { HEADERS } from '../protocol/rest.js';
 import type { Dialect, WireStyle } from './dialect.js';
 import { pick, rng, UNKNOWN_AUDIO_LABEL, UNKNOWN_NAMES, type Rng } from './dialect-random.js';
@@ -114,7 +115,8 @@ export async function startForeignHost(
   serve: (req: IncomingMessage, res: ServerResponse) => void,
   refuse: (req: IncomingMessage, res: ServerResponse) => void,
 ): Promise<ForeignHost> {
-  const server = createServer((req, res) => {
+  // Early answers are drained as on the main listener (`http/response.ts`).
+  const server = createServer({ ServerResponse: DrainingResponse }, (req, res) => {
     if (req.headers.authorization !== undefined) refuse(req, res);
     else serve(req, res);
   });

@@ -29,12 +29,12 @@ afterAll(() => {
 });
 
 describe('browser bundle budget', () => {
-  it('the browser entry is under 30 KiB gzipped and carries no zod; the script prints the gzipped size', () => {
+  it('the browser entry is under 33 KiB gzipped and carries no zod; the script prints the gzipped size', () => {
     const dir = outdir();
     const out = execFileSync(process.execPath, [script, '--outdir', dir, '--check'], { cwd: root, encoding: 'utf8' });
-    expect(out).toMatch(/voxpipe\.js: [\d.]+ KiB minified, [\d.]+ KiB gzipped \(budget 30 KiB\)/);
+    expect(out).toMatch(/voxpipe\.js: [\d.]+ KiB minified, [\d.]+ KiB gzipped \(budget 33 KiB\)/);
     const bundle = readFileSync(join(dir, 'voxpipe.js'));
-    expect(gzipSync(bundle, { level: 9 }).byteLength).toBeLessThan(30 * 1024);
+    expect(gzipSync(bundle, { level: 9 }).byteLength).toBeLessThan(33 * 1024);
     const map = JSON.parse(readFileSync(join(dir, 'voxpipe.js.map'), 'utf8')) as { sources: string[] };
     expect(map.sources.filter((s) => s.includes('node_modules/zod/'))).toEqual([]);
     // Not the Node ledger's encoded-stream probes (FORBIDDEN_MODULES in the script).
@@ -50,14 +50,14 @@ describe('browser bundle budget', () => {
     const run = spawnSync(process.execPath, [script, '--outdir', dir, '--entry', 'test/package/fixtures/browser-entry-with-schemas.ts', '--check'], { cwd: root, encoding: 'utf8' });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('carries zod');
-    expect(run.stderr).toMatch(/voxpipe\.js is \d+ bytes gzipped, over its budget of 30720/);
+    expect(run.stderr).toMatch(/voxpipe\.js is \d+ bytes gzipped, over its budget of 33792/);
   });
 
   it('the build itself (what npm install runs) never fails on a budget: it prints the size and warns', () => {
     const dir = outdir();
     const run = spawnSync(process.execPath, [script, '--outdir', dir, '--entry', 'test/package/fixtures/browser-entry-with-schemas.ts'], { cwd: root, encoding: 'utf8' });
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/voxpipe\.js: [\d.]+ KiB minified, [\d.]+ KiB gzipped \(budget 30 KiB\)/);
-    expect(run.stderr).toMatch(/over its budget of 30720[\s\S]*npm test fails on this/);
+    expect(run.stdout).toMatch(/voxpipe\.js: [\d.]+ KiB minified, [\d.]+ KiB gzipped \(budget 33 KiB\)/);
+    expect(run.stderr).toMatch(/over its budget of 33792[\s\S]*npm test fails on this/);
   });
 });
