@@ -34,6 +34,9 @@ beforeAll(async () => {
   voiceId = (await client.voices.list())[0]!.voiceId;
   const speech = await client.tts.synthesize({ text: 'The quick brown fox jumps over the lazy dog. It was a sunny day.', voiceId, format: 'wav' });
   served.set('/speech.wav', { type: 'audio/wav', data: speech.audio });
+  // A clone takes 10 s to 5 min of speech.
+  const reference = await client.tts.synthesize({ text: 'The quick brown fox jumps over the lazy dog. It was a sunny day. '.repeat(3), voiceId, format: 'wav' });
+  served.set('/reference.wav', { type: 'audio/wav', data: reference.audio });
 });
 afterAll(async () => {
   await files.close();
@@ -68,7 +71,7 @@ describe('voices', () => {
   });
 
   it('clones from uploaded audio (multipart), synthesizes with the clone, deletes it', async () => {
-    const cloned = await client.voices.clone({ name: 'Uploaded', audio: served.get('/speech.wav')!.data, fileName: 'speech.wav' });
+    const cloned = await client.voices.clone({ name: 'Uploaded', audio: served.get('/reference.wav')!.data, fileName: 'reference.wav' });
     expect(cloned.voiceId).toBeTruthy();
     expect((await client.voices.list()).map((v) => v.voiceId)).toContain(cloned.voiceId);
     const audio = await client.tts.synthesize({ text: 'Spoken by the clone.', voiceId: cloned.voiceId });
@@ -78,7 +81,7 @@ describe('voices', () => {
   });
 
   it('clones from a URL (JSON)', async () => {
-    const cloned = await client.voices.clone({ name: 'By URL', audioUrl: `${files.origin}/speech.wav` });
+    const cloned = await client.voices.clone({ name: 'By URL', audioUrl: `${files.origin}/reference.wav` });
     expect(cloned.voiceId).toBeTruthy();
     await client.voices.delete(cloned.voiceId);
   });
