@@ -113,7 +113,7 @@ export function nextAttemptTag(): number {
 }
 
 /** What the listener has of a segment, as the stream's one ledger (`SegmentLedger`, splice.ts, which lies above this contract) counts it. */
-export interface HeardSegment {
+export interface SegmentAudio {
   /** Every byte the listener got for the segment: the stream header and `restart` repeats included. */
   readonly emittedBytes: number;
   /** Audio bytes the listener has of the segment since its last restart (no header). */
@@ -133,7 +133,7 @@ export interface HeardSegment {
  */
 export interface HeardAudio {
   /** The segment's counts (made at its first mention). */
-  segment(segmentId: string): HeardSegment;
+  segment(segmentId: string): SegmentAudio;
 }
 
 /** Events every transport emits. */

@@ -19,7 +19,7 @@ import { intervalOption, jsonOption, Option, type CliCommand } from './command.j
 import { ExitCode, note, type Io } from './io.js';
 import { checkOutPath } from './out-path.js';
 import { formatOfPath, writeAudioOut } from './audio-out.js';
-import { openService } from './service.js';
+import { openServiceFor } from './service.js';
 import { emit, table } from './output.js';
 import { defined } from '../defined.js';
 import { VoxpipeError } from '../errors.js';
@@ -115,7 +115,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
   const print = <T>(value: T, human: (v: T) => string) => emit(io, values.json, value, human);
   // Before any request: no job is paid for that cannot be written.
   if (values.out !== undefined) await checkOutPath(values.out);
-  const service = await openService(io);
+  const service = await openServiceFor(io);
   try {
     const client: VoxpipeClient = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
     const need = (what: string) => {

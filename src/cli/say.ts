@@ -27,7 +27,7 @@ import { Option, type CliCommand, type Command } from './command.js';
 import { ExitCode, note, STOP_CAUSES, type Io, type StopCause } from './io.js';
 import { checkOutPath } from './out-path.js';
 import { startProgress } from './progress.js';
-import { openService } from './service.js';
+import { openServiceFor } from './service.js';
 import { resolveVoice } from './voice-name.js';
 
 interface Options {
@@ -267,7 +267,7 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
     // The embedded server (its import, the speech engine's start in a worker)
     // first; the client's modules load meanwhile: the CLI loads only what its
     // command uses, when it uses it.
-    const opening = openService(io, engine ? { engine } : {});
+    const opening = openServiceFor(io, engine ? { engine } : {});
     const [service, { createSpeechStream }] = await orStop(Promise.all([opening, import('../speech.js')])).catch(async (err: unknown) => {
       await opening.then((s) => s.close()).catch(() => undefined);
       throw err;

@@ -36,7 +36,8 @@ export function dataDirOf(env: NodeJS.ProcessEnv): string | undefined {
 
 const TONE_NOTE = 'no service configured and espeak is not installed: the embedded server speaks with the tone engine (npm install @echogarden/espeak-ng-emscripten for real speech)';
 
-export async function openService(io: Io, options: Pick<OpenServiceOptions, 'engine'> = {}): Promise<Service> {
+/** The service a CLI command talks to: the configured deployment, else the embedded default, with notes on `io`. */
+export async function openServiceFor(io: Io, options: Pick<OpenServiceOptions, 'engine'> = {}): Promise<Service> {
   const dataDir = dataDirOf(io.env);
   if (dataDir !== undefined && configFromEnv(io.env) === undefined) {
     const { connectDaemon, daemonEnabled, identityOf } = await import('./daemon.js');

@@ -29,7 +29,7 @@ import type { AudioFormat } from '../protocol/audio.js';
 import { CloseCode } from '../protocol/constants.js';
 import type { ClientEvent, ReadyEvent, ServerEvent } from '../protocol/events.js';
 import { SpliceLedger, type PartialSegmentPolicy } from '../splice.js';
-import { nextAttemptTag, TransportName, type HeardAudio, type HeardSegment, type ReadyInfo, type SegmentInput, type TransportAudio } from '../transport.js';
+import { nextAttemptTag, TransportName, type HeardAudio, type SegmentAudio, type ReadyInfo, type SegmentInput, type TransportAudio } from '../transport.js';
 import type { CloseInfo } from './connection.js';
 import type { MachineAudio, MachineEvent, MachineInput, MachinePort, SegmentAudioResult, StatusResult, TimerId } from './reliable/types.js';
 import type { SimpleEvent, SimpleInput, SimplePort, SimpleTimerId } from './simple/types.js';
@@ -208,7 +208,7 @@ export class Driver<M extends DrivenMachine> implements MachinePort, SimplePort 
     this.#connection?.send(event);
   }
 
-  audioOf(segmentId: string): HeardSegment {
+  audioOf(segmentId: string): SegmentAudio {
     return this.#heard().segment(segmentId);
   }
 

@@ -13,7 +13,7 @@ import { createClient, type VoxpipeClient } from '../../http/index.js';
 import { UsageError } from '../args.js';
 import { jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, note, type Io } from '../io.js';
-import { openService } from '../service.js';
+import { openServiceFor } from '../service.js';
 import { writeAudioOut } from '../audio-out.js';
 import { checkOutPath } from '../out-path.js';
 import { defined } from '../../defined.js';
@@ -93,7 +93,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
   if (action === 'preview' && values.out !== '-') await checkOutPath(values.out!);
   if (action === 'save' && !values.name) throw new UsageError('design save needs --name N');
   if (!['create', 'preview', 'save'].includes(action ?? '')) throw new UsageError(`design needs one of create, preview, save (got ${JSON.stringify(action ?? '')})`);
-  const service = await openService(io);
+  const service = await openServiceFor(io);
   try {
     const client: VoxpipeClient = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
     if (action === 'create') {

@@ -11,7 +11,7 @@ import type { MediaTask } from '../../http/resources/media.js';
 import { UsageError } from '../args.js';
 import { intervalOption, jsonOption, mediaOutOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, type Io } from '../io.js';
-import { openService } from '../service.js';
+import { openServiceFor } from '../service.js';
 import { checkOutput, clientOf, defaultModelOf, LocalFiles, mediaSummary, noteWritten, pollOptionsOf, writeResult } from './media-shared.js';
 
 interface Options {
@@ -50,7 +50,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
   const prompt = positionals.join(' ').trim();
   if (!prompt) throw new UsageError('image needs a PROMPT that is not blank');
   await checkOutput(values, ['.png']); // the service returns PNG
-  const service = await openService(io);
+  const service = await openServiceFor(io);
   const files = new LocalFiles(service.config.baseUrl);
   try {
     const client = clientOf(service.config);

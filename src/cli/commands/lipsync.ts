@@ -11,7 +11,7 @@ import type { MediaTask } from '../../http/resources/media.js';
 import { numberOption, UsageError } from '../args.js';
 import { intervalOption, jsonOption, mediaOutOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, type Io } from '../io.js';
-import { openService } from '../service.js';
+import { openServiceFor } from '../service.js';
 import { checkOutput, clientOf, LocalFiles, mediaSummary, noteWritten, pollOptionsOf, writeResult } from './media-shared.js';
 import { defined } from '../../defined.js';
 
@@ -51,7 +51,7 @@ async function run(values: Options, io: Io): Promise<number> {
   if (values.video === undefined && values.image === undefined) throw new UsageError('lipsync needs one of --video and --image');
   await checkOutput(values, ['.mp4']); // the service returns MP4
   const durationSeconds = numberOption(values.duration, 'duration', 0.001, 3_600);
-  const service = await openService(io);
+  const service = await openServiceFor(io);
   const files = new LocalFiles(service.config.baseUrl);
   try {
     const client = clientOf(service.config);

@@ -8,7 +8,7 @@
 import { createClient } from '../../http/index.js';
 import { jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, note, type Io } from '../io.js';
-import { openService } from '../service.js';
+import { openServiceFor } from '../service.js';
 import { emit, fields } from '../output.js';
 
 interface Options {
@@ -30,7 +30,7 @@ export const command: CliCommand<Options> = {
 };
 
 async function run(values: Options, io: Io): Promise<number> {
-  const service = await openService(io);
+  const service = await openServiceFor(io);
   try {
     const client = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
     const webhookUrl = values.webhookUrl;

@@ -11,7 +11,7 @@ import type { AsrTask } from '../../http/resources/asr.js';
 import { numberOption } from '../args.js';
 import { intervalOption, jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, type Io } from '../io.js';
-import { openService } from '../service.js';
+import { openServiceFor } from '../service.js';
 import { clientOf, LocalFiles, pollOptionsOf } from './media-shared.js';
 import { defined } from '../../defined.js';
 
@@ -44,7 +44,7 @@ export const command: CliCommand<Options> = {
 
 async function run(positionals: string[], values: Options, io: Io): Promise<number> {
   const durationSeconds = numberOption(values.duration, 'duration', 0.001, 600);
-  const service = await openService(io);
+  const service = await openServiceFor(io);
   const files = new LocalFiles(service.config.baseUrl);
   try {
     const audioUrl = await files.urlOf(positionals[0]!, 'audio');

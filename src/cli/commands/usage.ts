@@ -6,7 +6,7 @@ import { createClient } from '../../http/index.js';
 import { numberOption } from '../args.js';
 import { jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, type Io } from '../io.js';
-import { openService } from '../service.js';
+import { openServiceFor } from '../service.js';
 import { emit, fields, table } from '../output.js';
 
 interface Options {
@@ -29,7 +29,7 @@ export const command: CliCommand<Options> = {
 
 async function run(values: Options, io: Io): Promise<number> {
   const limit = numberOption(values.limit, 'limit', 1, 100);
-  const service = await openService(io);
+  const service = await openServiceFor(io);
   try {
     const client = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
     const summary = await client.usage.get({ query: { limit } });

@@ -11,7 +11,7 @@ import type { VideoReference } from '../../http/resources/videos.js';
 import { numberOption, UsageError } from '../args.js';
 import { intervalOption, jsonOption, mediaOutOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, type Io } from '../io.js';
-import { openService } from '../service.js';
+import { openServiceFor } from '../service.js';
 import { checkOutput, clientOf, defaultModelOf, LocalFiles, mediaSummary, noteWritten, pollOptionsOf, writeResult } from './media-shared.js';
 import { defined } from '../../defined.js';
 
@@ -55,7 +55,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
   await checkOutput(values, ['.mp4']); // the service returns MP4
   const seconds = numberOption(values.seconds, 'seconds', 0.1, 60);
   if (values.size !== undefined && !/^\d+x\d+$/.test(values.size)) throw new UsageError('--size must be <width>x<height>, e.g. 640x360');
-  const service = await openService(io);
+  const service = await openServiceFor(io);
   const files = new LocalFiles(service.config.baseUrl);
   try {
     const client = clientOf(service.config);

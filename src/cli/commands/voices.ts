@@ -18,7 +18,7 @@ import type { CloneVoiceParams } from '../../http/resources/voices.js';
 import { UsageError } from '../args.js';
 import { jsonOption, Option, type CliCommand } from '../command.js';
 import { ExitCode, note, unreadable, type Io } from '../io.js';
-import { openService } from '../service.js';
+import { openServiceFor } from '../service.js';
 import { emit, table as grid } from '../output.js';
 
 interface Options {
@@ -103,7 +103,7 @@ async function run(positionals: string[], values: Options, io: Io): Promise<numb
   if (!(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`voices needs one of ${ACTIONS.join(', ')} (got ${JSON.stringify(action)})`);
   if (action === 'clone' && rest.length !== 2) throw new UsageError('voices clone needs NAME and AUDIO_URL or FILE');
   if (action === 'delete' && rest.length !== 1) throw new UsageError('voices delete needs VOICE_ID');
-  const service = await openService(io);
+  const service = await openServiceFor(io);
   try {
     const client: VoxpipeClient = createClient({ apiKey: service.config.apiKey, baseUrl: service.config.baseUrl, rootUrl: service.config.rootUrl });
     switch (action) {

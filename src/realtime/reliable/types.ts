@@ -9,7 +9,8 @@ import type { BackoffPolicy } from '../../backoff.js';
 import type { OverloadWatch } from '../budgets.js';
 
 import { PartialSegmentPolicy } from '../../splice.js';
-import type { HeardSegment } from '../../transport.js';
+import type { SegmentAudio } from '../../transport.js';
+export type { SegmentAudio };
 
 export { PartialSegmentPolicy };
 
@@ -140,8 +141,6 @@ export interface MachineAudio {
   data: Uint8Array;
 }
 
-/** What the listener has of a segment, as the one ledger counts it (`HeardSegment`, `transport.ts`). */
-export type SegmentAudio = HeardSegment;
 
 /** A completed segment as the machine reports it. */
 export interface MachineSegmentResult {
