@@ -7,8 +7,8 @@
  * the embedded server, in-process (--ephemeral: no local service to outlive
  * the command by design).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,19 +55,31 @@ function processesNaming(marker: string): number[] {
 
 interface Run {
   child: ChildProcess;
+  /** Writes to the run's standard input. */
+  write: (text: string) => void;
   stderr: () => string;
   exited: Promise<number | null>;
 }
 
+let fifos = 0;
+
 function start(command: string, args: string[]): Run {
-  const child = spawn(command, args, { cwd: ROOT, env: ENV, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Standard input is a FIFO this test holds open, as a terminal or an LLM
+  // piping into `npx voxpipe speak` would: a pipe of the child's own would be
+  // closed by Node when npm exits, and an end of input is not a stop.
+  const fifo = join(dir, `stdin-${++fifos}`);
+  execFileSync('mkfifo', [fifo]);
+  const stdin = openSync(fifo, 'r+');
+  const child = spawn(command, args, { cwd: ROOT, env: ENV, stdio: [stdin, 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   // As a shell reports it: 128 + the signal's number when killed by one.
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + constants.signals[signal] : null))));
+  const write = (text: string) => void writeSync(stdin, text);
   // Standard input stays open: the request is still running when the run is stopped.
-  child.stdin!.write('The first sentence is spoken right away. And then there is more. ');
-  return { child, stderr: () => stderr, exited };
+  write('The first sentence is spoken right away. And then there is more. ');
+  void exited.then(() => closeSync(stdin));
+  return { child, write, stderr: () => stderr, exited };
 }
 
 /** The WAV's header sizes match its bytes, and the note says its size and length. */
@@ -128,7 +140,7 @@ describe('standard output closed by its reader', () => {
       });
     });
     // Something is still to come: more text arrives after the reader left.
-    run.child.stdin!.write('A third sentence, written after the reader went away, so that audio keeps coming. ');
+    run.write('A third sentence, written after the reader went away, so that audio keeps coming. ');
     expect(await run.exited).toBe(141);
     const head = Buffer.concat(received);
     expect(head.toString('ascii', 0, 4)).toBe('RIFF');
