@@ -55,7 +55,7 @@ describe('the embedded default keeps state between commands', () => {
   it('clone -> say, jobs create -> jobs download, design create -> save -> say, usage: each a separate process', async () => {
     const dataDir = join(dir, 'data', 'voxpipe');
     // A reference recording (more than 10 s of speech), made with --ephemeral: that keeps nothing.
-    await ok('say', 'This is reference audio for a cloned voice. It is read slowly and clearly, with enough words to last more than ten seconds, so the service accepts it as a sample of one speaker.', '--out', 'ref.wav', '--ephemeral');
+    await ok('say', 'This is reference audio for a cloned voice. It is read slowly and clearly, with enough words to last more than ten seconds, so the service accepts it as a sample of one speaker. A second paragraph makes sure of that on every engine: a clone takes ten seconds to five minutes of speech.', '--out', 'ref.wav', '--ephemeral');
     expect(existsSync(dataDir)).toBe(false);
 
     const clone = await ok('voices', 'clone', 'Me', 'ref.wav', '--json');
