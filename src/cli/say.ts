@@ -342,7 +342,8 @@ async function run(positionals: string[], values: Options, io: Io, incremental: 
       }
       if (outcome !== 'done') {
         piped.catch(() => undefined);
-        await speech.interrupt();
+        // Whatever the interrupt meets (a request that failed meanwhile), the file is still finished and described.
+        await speech.interrupt().catch(() => undefined);
         await sink.done.catch(() => undefined);
         (input as Readable).destroy?.();
         if (isFile()) note(io, `${outcome.text}; ${await keptNote(whereNow(), delivered, layout())}`);
