@@ -250,7 +250,7 @@ async function measureThroughput(wsUrl, text) {
   out.streamShareOfRawPairedMedian = r(median(tp.stream.map((x, i) => x.bytes / x.ms / (tp.raw[i].bytes / tp.raw[i].ms))), 3);
   // CPU per MB does not depend on who else used the machine's cores: the cleanest ratio.
   out.rawCpuShareOfStream = r(out.raw.clientCpuMsPerMb / out.stream.clientCpuMsPerMb, 3);
-  // Issue 29's figure: SpeechStream's CPU per MB over the raw client's, per round (back to back), then the median.
+  // The target: SpeechStream's CPU per MB over the raw client's, per round (back to back), then the median.
   out.streamCpuOverRawPairedMedian = r(median(tp.stream.map((x, i) => x.cpuMs / x.bytes / (tp.raw[i].cpuMs / tp.raw[i].bytes))), 3);
   return out;
 }

@@ -50,7 +50,7 @@ const BUDGETS = Object.fromEntries(
 const FIRST = 'Hello there, and welcome back.';
 const REST = ' Your order has shipped and arrives on Tuesday.';
 const TARGET_BYTES_PER_STREAM = 64 * 1024;
-/** Issue 29: memory per active stream at most 1.25x the raw client's. */
+/** Memory per active stream at most 1.25x the raw client's. */
 const TARGET_RATIO_OVER_RAW = 1.25;
 
 /** The segments SpeechStream's segmenter makes of `text` (the raw client sends the same, so both speak identical audio). */

@@ -1,5 +1,5 @@
 /**
- * Issue 27: one place derives every URL from the configuration, prefix-safe,
+ * One place derives every URL from the configuration, prefix-safe,
  * and a bad configuration has one code per mistake whatever the entry point:
  * `missing_api_key` without a key, `invalid_config` for a URL that cannot be
  * used; the REST client's constructor, `createClient`, `createSpeechStream`,

@@ -1,5 +1,5 @@
 /**
- * Issue 25, trips 3 to 5: the embedded default is a local service per data
+ * The embedded default is a local service per data
  * directory that commands share (src/cli/daemon.ts). Each CLI process here
  * gets its own temporary home and data directory and nothing else from the
  * test run's environment (so no VOXPIPE_EPHEMERAL); every daemon a test

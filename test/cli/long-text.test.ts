@@ -1,5 +1,5 @@
 /**
- * Issue 25, trips 1 and 2: `--out -` carries only audio, in a self-describing
+ * `--out -` carries only audio, in a self-describing
  * stream; a text past the realtime session limit (spec 8: 100,000 units) is
  * spoken whole on as many requests as it needs, with nothing lost or spoken
  * twice at a seam. Real reference server (tone engine) on port 0.

@@ -1,5 +1,5 @@
 /**
- * Issue 16: ordinary mistakes, run as a newcomer would (the real binary, as
+ * Ordinary mistakes, run as a newcomer would (the real binary, as
  * a child process). Each gets exactly one stderr line naming a code that is
  * not `internal_error`, the documented exit code, nothing on stdout, no
  * stack trace and no API key.

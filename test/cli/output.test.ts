@@ -1,5 +1,5 @@
 /**
- * Issue 25, trip 8: human output by default (short lines and tables, no
+ * Human output by default (short lines and tables, no
  * pretty-printed JSON), one JSON vocabulary with --json (`items` for every
  * list), and `--voice` taking a voice's name. Real reference server on port 0.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 15, item 2: the CLI's embedded default keeps its state between
+ * The CLI's embedded default keeps its state between
  * commands. Each step here is its own `voxpipe` process with nothing
  * configured but a home (XDG_DATA_HOME), as a new user runs them.
  */

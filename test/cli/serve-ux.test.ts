@@ -1,5 +1,5 @@
 /**
- * Issue 25, trip 7: `serve` for people. It says the key it accepts when that
+ * `serve` for people. It says the key it accepts when that
  * is the public development key (a real key stays redacted), takes
  * `--api-key`, and listens on a fixed default port (8765), with a clear error
  * when that port is taken. The real binary in child processes (`npm run build` first).

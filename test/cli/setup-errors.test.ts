@@ -1,5 +1,5 @@
 /**
- * Issue 25, trip 6: setup mistakes are one typed line naming the setting and
+ * Setup mistakes are one typed line naming the setting and
  * the fix, exit 1 (never 70, "a bug in voxpipe"), and never a hang. Real
  * sockets: a fake PostgreSQL that refuses the password, an HTTP server that
  * answers 404 to everything.

@@ -1,5 +1,5 @@
 /**
- * Issue 16: Ctrl-C mid-`speak` stops speaking, leaves a WAV whose header
+ * Ctrl-C mid-`speak` stops speaking, leaves a WAV whose header
  * sizes match the data written, prints one note and exits 130. Runs the real
  * binary as a child process on the embedded default.
  */

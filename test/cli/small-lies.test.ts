@@ -1,5 +1,5 @@
 /**
- * Issue 25, trip 9: the CLI says what is true. `bench --plot x.png` refuses
+ * The CLI says what is true. `bench --plot x.png` refuses
  * (it writes SVG); Ctrl-C on a transcoded output reports the bytes and
  * seconds the file holds; `bench` off a terminal shows progress lines and
  * no MaxListenersExceededWarning; `serve --faults` names an unknown fault.

@@ -1,5 +1,5 @@
 /**
- * Issue 9: capabilities and voice discovery against deployments that lay
+ * Capabilities and voice discovery against deployments that lay
  * their answers out differently (a small fixture service on port 0 plays the
  * other deployment; the reference server plays ours).
  */

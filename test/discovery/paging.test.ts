@@ -1,5 +1,5 @@
 /**
- * Issue 24, item 5: discovery tolerant to the end. Deployments that page
+ * Discovery tolerant to the end. Deployments that page
  * their voice list in ways our server does not (a next link, a cursor, a
  * Link header, ...) and answer the capabilities route with something the
  * client cannot use, played by small fixture services on port 0; the

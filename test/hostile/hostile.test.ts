@@ -1,5 +1,5 @@
 /**
- * Issue 10: the client against a misbehaving realtime server. Each failure
+ * The client against a misbehaving realtime server. Each failure
  * mode ends in correct, ordered audio or in a typed VoxpipeError within its
  * deadline; no unhandled rejection, no audio after the end, no key in any
  * error or event.

@@ -1,5 +1,5 @@
 /**
- * Issue 24, item 4: the reference server on port 0 with a fault that makes it
+ * The reference server on port 0 with a fault that makes it
  * quiet or unusable where the client needs it (src/server/faults.ts). Each
  * case ends within its documented default budget (RECOVERY_DEFAULTS, with
  * 2 s of slack) with recovery byte-exact to a fault-free run, or a typed

@@ -1,5 +1,5 @@
 /**
- * Issue 16: a server that accepts connections and never answers. Every phase
+ * A server that accepts connections and never answers. Every phase
  * ends in a typed TimeoutError within its deadline, and the message states
  * the real wait (attempts included).
  */

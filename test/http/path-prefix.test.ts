@@ -1,5 +1,5 @@
 /**
- * Issue 27: a deployment behind a path prefix works end to end. The
+ * A deployment behind a path prefix works end to end. The
  * reference server on port 0 sits behind a proxy that serves it only under
  * `/some/prefix` (HTTP and WebSocket upgrade; 404 outside it), and the
  * client is configured with `http://127.0.0.1:PORT/some/prefix` alone: every

@@ -1,5 +1,5 @@
 /**
- * Issue 27: one authenticated path, one answer to a wrong key. The real
+ * One authenticated path, one answer to a wrong key. The real
  * reference server (port 0) gets a key it does not know on every path that
  * carries one (REST, the realtime status route, the WebSocket handshake,
  * discovery, browser tickets), and each reports the same class, the same

@@ -1,5 +1,5 @@
 /**
- * Issue 9: server events in the shapes another deployment may send where
+ * Server events in the shapes another deployment may send where
  * spec 6 names a field loosely, an unknown event, extra fields. A proxy in
  * front of the real reference server rewrites its frames; the client must
  * finish the request byte-exact, with a `warning` where it skipped data it

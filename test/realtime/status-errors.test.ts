@@ -1,5 +1,5 @@
 /**
- * Issue 27 (first bullet, in part): the status route's failed reads are
+ * The status route's failed reads are
  * parsed as every REST answer is, so the same answer has the same code on
  * every path (a 401 is `unauthorized` whether the REST client or the status
  * route met it) and a non-JSON body is one line.
