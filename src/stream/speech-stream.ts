@@ -48,6 +48,8 @@ import { shouldFailover } from './failover.js';
 import { BudgetStep, RequestBudget, RequestChain } from './rollover.js';
 import { SpeechCore, type CoreSegment } from './speech-core.js';
 import type { PlayedPosition } from './heard.js';
+import { decodedEnergies } from './decoded-energies.js';
+import type { WordTiming } from './word-timing.js';
 import type { InterruptReport, SegmentWaterfall, SpeechStreamEventMap, SpeechStreamOptions, SpeechStreamSummary, StreamSegmentResult, StreamWaterfall } from './speech-stream-types.js';
 
 export { shouldFailover } from './failover.js';
@@ -106,7 +108,8 @@ export class SpeechStream extends Duplex {
     this.#opts = options;
     this.#maxChars = options.maxBufferedChars ?? DEFAULT_MAX_BUFFERED_CHARS;
     this.#maxAudio = options.maxBufferedAudioBytes ?? DEFAULT_MAX_BUFFERED_AUDIO;
-    this.#core = new SpeechCore(this.#ledger, options.segmentIdPrefix ?? randomUUID().slice(0, 8));
+    // mp3 and opus are decoded on the way for their word timings (the decoders load on the first such segment).
+    this.#core = new SpeechCore(this.#ledger, options.segmentIdPrefix ?? randomUUID().slice(0, 8), { decodedEnergies });
     this.#budget = options.nextRequest ? new RequestBudget(options.requestUnits) : undefined;
     // Without `nextRequest` there is no budget, so nothing is opened ahead: the chain only names the one request.
     this.#requests = new RequestChain(options.nextRequest ?? (() => options.transport), options.signal);
@@ -374,8 +377,8 @@ export class SpeechStream extends Duplex {
       this.#onSendFailed(short);
       return;
     }
-    // Completed: its word timings are estimated now (`SpeechCore`).
-    this.#core.complete(state);
+    // Completed: its word timings are estimated now (`SpeechCore`); of mp3 or opus, once the rest is decoded.
+    const decoding = this.#core.complete(state);
     state.waterfall.completedMs = this.#now();
     // Realtime results carry the wire-level times (performance.now() based).
     const wire = (result as { waterfall?: { sentMs?: number; inputAckMs?: number } }).waterfall;
@@ -384,6 +387,9 @@ export class SpeechStream extends Duplex {
     if (this.#drainWaiter && this.#core.segments.every((s) => s.completed || s.waterfall.sentMs === undefined)) this.#drainWaiter();
     const full: StreamSegmentResult = { ...result, audioBytes: state.audio.emittedBytes, receivedBytes: state.audio.audioBytes, waterfall: state.waterfall, ...(state.recharged && { recharged: result.units }), ...(state.words && { words: state.words }) };
     this.#results.push(full);
+    void decoding?.then(() => {
+      if (state.words) full.words = state.words;
+    });
     this.#pendingChars = Math.max(0, this.#pendingChars - state.text.length);
     this.emit('segment', full);
     for (const w of this.#flushWaiters.filter((w) => w.segmentId === state.segmentId)) w.resolve(full);
@@ -525,6 +531,25 @@ export class SpeechStream extends Duplex {
     this.#resumeTransport();
   }
 
+  /**
+   * Where each word of a segment lies in its audio (ms from its first
+   * sample): once it completed, the estimate of all its audio (mp3 and opus
+   * once decoded, shortly after its `segment` event); while its audio
+   * arrives, the words whose audio has arrived, estimated now from what
+   * arrived, those of the clause still being said `provisional`
+   * (`SpeechCore.wordsOf`). Undefined for an unknown segment or one with no
+   * audio measured yet.
+   */
+  wordTimings(segmentId: string): WordTiming[] | undefined {
+    const segment = this.#core.find(segmentId);
+    return segment && this.#core.wordsOf(segment);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#core.close();
+    callback(error);
+  }
+
   #pushEnd(): void {
     if (this.#chunkMode) {
       this.#chunkMode.wake?.();
@@ -602,6 +627,7 @@ export class SpeechStream extends Duplex {
       complete.add(s.segmentId);
     }
     report.unspokenText = this.#core.segments.filter((s) => !complete.has(s.segmentId)).map((s) => s.text).join('') + unspoken;
+    this.#core.close();
     this.#requests.drop();
     this.#drainWaiter?.();
     if (this.#chunkMode) this.#chunkMode.queue.length = 0;

@@ -32,6 +32,12 @@ export interface WordTiming {
    * energy dip, 0.3 where only the weights place it.
    */
   confidence: number;
+  /**
+   * The boundary is provisional: placed while the segment's audio was still
+   * arriving, in the clause still being said (`estimateArrivingWordTimings`);
+   * its confidence is then half what it would be once the segment completed.
+   */
+  provisional?: true;
 }
 
 /** PCM of a segment: mono or interleaved s16le samples and their rate. */
@@ -235,8 +241,19 @@ interface Pause {
   endMs: number;
 }
 
+interface Analysis {
+  speechStart: number;
+  speechEnd: number;
+  /** No frame louder than the quiet threshold. */
+  silent: boolean;
+  pauses: Pause[];
+  gaps: Pause[];
+  db: Float64Array;
+  frameMs: number;
+}
+
 /** Speech extent and interior pauses of the audio. */
-function analyse(audio: WordTimingAudio | FrameEnergies): { speechStart: number; speechEnd: number; pauses: Pause[]; gaps: Pause[]; db: Float64Array; frameMs: number } {
+function analyse(audio: WordTimingAudio | FrameEnergies): Analysis {
   const { db, frameMs } = frameEnergies(audio);
   let peak = 0;
   for (const v of db) peak = Math.max(peak, v);
@@ -250,7 +267,7 @@ function analyse(audio: WordTimingAudio | FrameEnergies): { speechStart: number;
       last = f;
     }
   }
-  if (first < 0) return { speechStart: 0, speechEnd: db.length * frameMs, pauses: [], gaps: [], db, frameMs };
+  if (first < 0) return { speechStart: 0, speechEnd: db.length * frameMs, silent: true, pauses: [], gaps: [], db, frameMs };
   const gaps: Pause[] = [];
   let runStart = -1;
   for (let f = first; f <= last + 1; f++) {
@@ -262,7 +279,7 @@ function analyse(audio: WordTimingAudio | FrameEnergies): { speechStart: number;
     }
   }
   const pauses = gaps.filter((gap) => gap.endMs - gap.startMs >= MIN_PAUSE_MS);
-  return { speechStart: first * frameMs, speechEnd: (last + 1) * frameMs, pauses, gaps, db, frameMs };
+  return { speechStart: first * frameMs, speechEnd: (last + 1) * frameMs, silent: false, pauses, gaps, db, frameMs };
 }
 
 /**
@@ -310,10 +327,10 @@ function matchPauses(tokens: Token[], pauses: Pause[], speechStart: number, spee
   return matched;
 }
 
-/** The frame of lowest energy within `SNAP_MS` of `ms`, if it is a real dip. */
-function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: number): number | undefined {
-  const from = Math.max(Math.ceil(Math.max(lo, ms - SNAP_MS) / frameMs), 1);
-  const to = Math.min(Math.floor(Math.min(hi, ms + SNAP_MS) / frameMs), db.length - 2);
+/** The frame of lowest energy within `reachMs` of `ms`, if it is a real dip. */
+function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: number, reachMs: number): number | undefined {
+  const from = Math.max(Math.ceil(Math.max(lo, ms - reachMs) / frameMs), 1);
+  const to = Math.min(Math.floor(Math.min(hi, ms + reachMs) / frameMs), db.length - 2);
   let best = -1;
   let bestValue = Infinity;
   for (let f = from; f <= to; f++) {
@@ -333,6 +350,43 @@ function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: 
   return best * frameMs + frameMs / 2;
 }
 
+/** A clause placed between `startMs` and `endMs`: its words, their boundaries from gaps, dips or weights. */
+function placeClause(clause: readonly Token[], startMs: number, endMs: number, endConfidence: number, found: Analysis, out: WordTiming[]): void {
+  const { gaps, db, frameMs } = found;
+  const weight = clause.reduce((s, t) => s + t.weight, 0);
+  const span = Math.max(0, endMs - startMs);
+  // One silent gap between every two words of the clause (an engine that
+  // pauses between words): the gaps are the boundaries.
+  const inner = gaps.filter((gap) => gap.startMs > startMs && gap.endMs < endMs);
+  if (clause.length > 1 && inner.length === clause.length - 1) {
+    clause.forEach((t, k) => {
+      const last = k === clause.length - 1;
+      out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs: k === 0 ? startMs : inner[k - 1]!.endMs, endMs: last ? endMs : inner[k]!.startMs, confidence: last ? endConfidence : CONFIDENCE_GAP });
+    });
+    return;
+  }
+  let acc = 0;
+  let previousEnd = startMs;
+  for (let k = 0; k < clause.length; k++) {
+    const t = clause[k]!;
+    acc += t.weight;
+    let end = startMs + (span * acc) / weight;
+    let confidence = CONFIDENCE_WEIGHT;
+    if (k === clause.length - 1) {
+      end = endMs;
+      confidence = endConfidence;
+    } else {
+      const dip = dipNear(end, previousEnd + frameMs, endMs - frameMs, db, frameMs, SNAP_MS);
+      if (dip !== undefined) {
+        end = dip;
+        confidence = CONFIDENCE_DIP;
+      }
+    }
+    out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs: previousEnd, endMs: end, confidence });
+    previousEnd = end;
+  }
+}
+
 /**
  * Estimate where each word of `text` lies in `audio` (the segment's whole
  * PCM, or its frame energies taken as it streamed: `FrameEnergies`).
@@ -341,61 +395,115 @@ function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: 
 export function estimateWordTimings(text: string, audio: WordTimingAudio | FrameEnergies): WordTiming[] {
   const tokens = tokenize(text);
   if (tokens.length === 0) return [];
-  const { speechStart, speechEnd, pauses, gaps, db, frameMs } = analyse(audio);
-  const matched = matchPauses(tokens, pauses, speechStart, speechEnd);
+  const found = analyse(audio);
+  const matched = matchPauses(tokens, found.pauses, found.speechStart, found.speechEnd);
   const out: WordTiming[] = [];
   // Clauses: runs of tokens between matched pauses.
   let clauseFirst = 0;
-  let clauseStartMs = speechStart;
+  let clauseStartMs = found.speechStart;
   for (let i = 0; i < tokens.length; i++) {
     const pause = matched.get(i);
-    const lastOfAll = i === tokens.length - 1;
-    if (pause === undefined && !lastOfAll) continue;
-    const clauseEndMs = pause ? pause.startMs : speechEnd;
-    const clause = tokens.slice(clauseFirst, i + 1);
-    const weight = clause.reduce((s, t) => s + t.weight, 0);
-    const span = Math.max(0, clauseEndMs - clauseStartMs);
-    // One silent gap between every two words of the clause (an engine that
-    // pauses between words): the gaps are the boundaries.
-    const inner = gaps.filter((gap) => gap.startMs > clauseStartMs && gap.endMs < clauseEndMs);
-    if (clause.length > 1 && inner.length === clause.length - 1) {
-      clause.forEach((t, k) => {
-        const startMs = k === 0 ? clauseStartMs : inner[k - 1]!.endMs;
-        const last = k === clause.length - 1;
-        const endMs = last ? clauseEndMs : inner[k]!.startMs;
-        const confidence = last ? (pause ? CONFIDENCE_PAUSE : CONFIDENCE_WEIGHT) : CONFIDENCE_GAP;
-        out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs, endMs, confidence });
-      });
-      if (pause) {
-        clauseFirst = i + 1;
-        clauseStartMs = pause.endMs;
-      }
-      continue;
-    }
-    let acc = 0;
-    let previousEnd = clauseStartMs;
-    for (let k = 0; k < clause.length; k++) {
-      const t = clause[k]!;
-      acc += t.weight;
-      let end = clauseStartMs + (span * acc) / weight;
-      let confidence = CONFIDENCE_WEIGHT;
-      if (k === clause.length - 1) {
-        end = clauseEndMs;
-        confidence = pause ? CONFIDENCE_PAUSE : CONFIDENCE_WEIGHT;
-      } else {
-        const dip = dipNear(end, previousEnd + frameMs, clauseEndMs - frameMs, db, frameMs);
-        if (dip !== undefined) {
-          end = dip;
-          confidence = CONFIDENCE_DIP;
-        }
-      }
-      out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs: previousEnd, endMs: end, confidence });
-      previousEnd = end;
-    }
+    if (pause === undefined && i < tokens.length - 1) continue;
+    placeClause(tokens.slice(clauseFirst, i + 1), clauseStartMs, pause ? pause.startMs : found.speechEnd, pause ? CONFIDENCE_PAUSE : CONFIDENCE_WEIGHT, found, out);
     if (pause) {
       clauseFirst = i + 1;
       clauseStartMs = pause.endMs;
     }
+  }
+  return out;
+}
+
+/** Milliseconds of speech per unit of word weight at an ordinary rate (eSpeak NG at speed 1, pauses included: bench/word-timing.mjs). */
+export const DEFAULT_MS_PER_WEIGHT = 52;
+
+/** Weight (in units of the rate prior) the prior keeps against what a clause's own boundaries measured. */
+const PRIOR_WEIGHT = 8;
+
+/**
+ * How fast `words` (a completed segment's estimate) were said: milliseconds
+ * of speech per unit of word weight, pauses included. The rate a segment
+ * still arriving is placed with (`estimateArrivingWordTimings`).
+ */
+export function msPerWeight(text: string, words: readonly WordTiming[]): number | undefined {
+  if (words.length < 2) return undefined;
+  const weights = new Map(tokenize(text).map((t) => [t.charStart, t.weight]));
+  let weight = 0;
+  for (const w of words) weight += weights.get(w.charStart) ?? 0;
+  const ms = words[words.length - 1]!.endMs - words[0]!.startMs;
+  return weight > 0 && ms > 0 ? ms / weight : undefined;
+}
+
+/**
+ * Word timings of a segment whose audio is still arriving: `audio` is what
+ * has arrived (its `FrameEnergies` so far). Only the words whose audio has
+ * arrived are placed; the text's remaining words are left out (not yet
+ * placed). Clauses that ended at a pause the audio already has are placed
+ * as `estimateWordTimings` places them; the words of the clause still being
+ * said are placed one after the other at `msPerWeight` (the rate of the
+ * stream's earlier segments; default `DEFAULT_MS_PER_WEIGHT`), corrected by
+ * the rate the clause's own boundaries show, each snapped to a silent gap or
+ * energy dip nearby. Those boundaries are provisional (`provisional: true`,
+ * half the confidence they would have once the segment completed): more
+ * audio may move them. Cost: one pass over the frames and the words, so
+ * asking at a barge-in (not on every chunk) keeps a stream linear.
+ */
+export function estimateArrivingWordTimings(text: string, audio: WordTimingAudio | FrameEnergies, msPerWeight = DEFAULT_MS_PER_WEIGHT): WordTiming[] {
+  const tokens = tokenize(text);
+  if (tokens.length === 0) return [];
+  const found = analyse(audio);
+  const { db, frameMs, gaps } = found;
+  const arrivedMs = db.length * frameMs;
+  if (found.silent) return [];
+  const breakWeight = (t: Token): number => (t.breakAfter === 2 ? 3 : t.breakAfter === 1 ? 1.5 : 0);
+  const total = tokens.reduce((s, t, i) => s + t.weight + (i < tokens.length - 1 ? breakWeight(t) : 0), 0);
+  // Where the speech would end at the prior rate: the span the pauses are matched in.
+  const expectedEnd = Math.max(found.speechEnd, found.speechStart + msPerWeight * total);
+  const matched = matchPauses(tokens, found.pauses, found.speechStart, expectedEnd);
+  const out: WordTiming[] = [];
+  let clauseFirst = 0;
+  let clauseStartMs = found.speechStart;
+  let closedMs = 0;
+  let closedWeight = 0;
+  for (let i = 0; i < tokens.length - 1; i++) {
+    const pause = matched.get(i);
+    if (pause === undefined) continue;
+    const clause = tokens.slice(clauseFirst, i + 1);
+    placeClause(clause, clauseStartMs, pause.startMs, CONFIDENCE_PAUSE, found, out);
+    closedMs += pause.endMs - clauseStartMs;
+    closedWeight += clause.reduce((s, t) => s + t.weight, 0) + breakWeight(tokens[i]!);
+    clauseFirst = i + 1;
+    clauseStartMs = pause.endMs;
+  }
+  // The clause being said: word by word from its start, at the rate so far.
+  let prior = closedWeight > 0 ? (msPerWeight * PRIOR_WEIGHT + closedMs) / (PRIOR_WEIGHT + closedWeight) : msPerWeight;
+  let start = clauseStartMs;
+  let acc = 0;
+  for (let i = clauseFirst; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    const expected = start + t.weight * prior;
+    const reach = Math.max(SNAP_MS, 0.35 * t.weight * prior);
+    // Its end must have arrived, with enough after it to see a dip there.
+    if (expected + SNAP_MS > arrivedMs) break;
+    let end = expected;
+    let next = expected;
+    let confidence = CONFIDENCE_WEIGHT;
+    let gap: Pause | undefined;
+    for (const g of gaps) if (g.startMs > start + frameMs && Math.abs(g.startMs - expected) <= reach && (!gap || Math.abs(g.startMs - expected) < Math.abs(gap.startMs - expected))) gap = g;
+    if (gap !== undefined) {
+      end = gap.startMs;
+      next = gap.endMs;
+      confidence = CONFIDENCE_GAP;
+    } else {
+      const dip = dipNear(expected, start + frameMs, arrivedMs - frameMs, db, frameMs, reach);
+      if (dip !== undefined) {
+        end = next = dip;
+        confidence = CONFIDENCE_DIP;
+      }
+    }
+    out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs: start, endMs: end, confidence: confidence / 2, provisional: true });
+    acc += t.weight;
+    if (confidence !== CONFIDENCE_WEIGHT) prior = (msPerWeight * PRIOR_WEIGHT + (next - clauseStartMs)) / (PRIOR_WEIGHT + acc);
+    start = next;
   }
   return out;
 }
@@ -427,12 +535,15 @@ export interface HeardCut {
 
 /**
  * Heard text of a segment of which `playedMs` of audio played: up to the end
- * of the last word whose estimated end is within what played.
+ * of the last word whose estimated end is within what played. `placedAll`
+ * (default true): `words` places every word of the text; false for the
+ * words of a segment still arriving (`estimateArrivingWordTimings`), whose
+ * last placed word is then the furthest the cut can reach.
  */
-export function heardAtWord(words: readonly WordTiming[], playedMs: number, textLength: number): HeardCut {
-  if (words.length === 0) return { chars: playedMs > 0 ? textLength : 0, confidence: 1 };
+export function heardAtWord(words: readonly WordTiming[], playedMs: number, textLength: number, placedAll = true): HeardCut {
+  if (words.length === 0) return placedAll ? { chars: playedMs > 0 ? textLength : 0, confidence: 1 } : { chars: 0, confidence: CONFIDENCE_WEIGHT / 2 };
   const last = words[words.length - 1]!;
-  if (playedMs >= last.endMs) return { chars: textLength, confidence: 1 };
+  if (playedMs >= last.endMs) return placedAll ? { chars: textLength, confidence: 1 } : { chars: last.charEnd, confidence: last.confidence };
   let heard: WordTiming | undefined;
   for (const word of words) {
     if (word.endMs <= playedMs) heard = word;
