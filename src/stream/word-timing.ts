@@ -64,6 +64,13 @@ const MIN_PAUSE_MS = 60;
 const MIN_GAP_MS = 30;
 /** How far (ms) a boundary may move to reach an energy dip. */
 const SNAP_MS = 60;
+/** A dip is at least this much (dB) under the loudest frame within 50 ms on each side. */
+const DIP_DEPTH_DB = 6;
+/** What a dip's distance from where the weights put the boundary costs against its depth, in dB per ms: of two dips, the nearer wins unless the other is clearly deeper. */
+const DIP_DISTANCE_DB_PER_MS = 0.1;
+/** How far (ms, or share of the clause) a silent gap may lie from where the weights expect a boundary and still be taken as that boundary. */
+const GAP_TOLERANCE_MS = 150;
+const GAP_TOLERANCE_SHARE = 0.15;
 
 interface Token {
   word: string;
@@ -86,20 +93,29 @@ export function syllables(word: string): number {
   return Math.max(1, count);
 }
 
+/** Letters of a word as sounds: a digraph (th, sh, ch, ck, ng, ph, wh, gh) or a doubled letter is one. */
+function soundLetters(word: string): number {
+  const letters = word.replace(/[^\p{L}]/gu, '').toLowerCase();
+  return letters.replace(/th|sh|ch|ck|ng|ph|wh|gh/g, '.').replace(/(\p{L})\1/gu, '$1').length;
+}
+
 /**
- * How long a word takes to say, in letter-lengths: its letters, a share per
- * syllable, and each digit said as a word or two ("42": "forty two"). The
+ * How long a word takes to say, in letter-lengths: its letters (a digraph or
+ * a doubled letter counted once: one sound), a share per syllable, and each
+ * digit said as a word or two ("42": "forty two"). The
  * coefficients are a least-squares fit of word durations on the reference
- * engine (bench/word-timing.mjs), rounded.
+ * engine (bench/word-timing.mjs), rounded; the sound-letter count, the
+ * final lengthening and the dip figures were chosen on the same corpus by
+ * its median and p90 boundary error.
  */
 export function wordWeight(word: string): number {
-  const letters = word.replace(/[^\p{L}]/gu, '').length;
+  const letters = soundLetters(word);
   const digits = word.replace(/[^0-9]/g, '').length;
   return 0.4 + letters + (letters > 0 ? 0.37 * syllables(word) : 0) + 5.3 * digits;
 }
 
 /** Extra weight, in letter-lengths, of the last word of a sentence (half for a clause). */
-const FINAL_LENGTHENING = 4;
+const FINAL_LENGTHENING = 3;
 
 function breakStrength(word: string): number {
   if (/[.!?]["')\]]*$/.test(word)) return 2;
@@ -327,26 +343,29 @@ function matchPauses(tokens: Token[], pauses: Pause[], speechStart: number, spee
   return matched;
 }
 
-/** The frame of lowest energy within `reachMs` of `ms`, if it is a real dip. */
+/** The frame of lowest energy within `reachMs` of `ms` (the nearer preferred), if it is a real dip. */
 function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: number, reachMs: number): number | undefined {
   const from = Math.max(Math.ceil(Math.max(lo, ms - reachMs) / frameMs), 1);
   const to = Math.min(Math.floor(Math.min(hi, ms + reachMs) / frameMs), db.length - 2);
   let best = -1;
   let bestValue = Infinity;
+  let bestScore = Infinity;
   for (let f = from; f <= to; f++) {
-    if (db[f]! < bestValue) {
+    const score = db[f]! + DIP_DISTANCE_DB_PER_MS * Math.abs(f * frameMs + frameMs / 2 - ms);
+    if (score < bestScore) {
+      bestScore = score;
       bestValue = db[f]!;
       best = f;
     }
   }
   if (best < 0) return undefined;
-  // A dip: at least 10 dB under the loudest frame within 50 ms on each side.
+  // A dip: at least DIP_DEPTH_DB under the loudest frame within 50 ms on each side.
   const reach = Math.round(50 / frameMs);
   let left = -Infinity;
   let right = -Infinity;
   for (let f = Math.max(0, best - reach); f < best; f++) left = Math.max(left, db[f]!);
   for (let f = best + 1; f <= Math.min(db.length - 1, best + reach); f++) right = Math.max(right, db[f]!);
-  if (left - bestValue < 10 || right - bestValue < 10) return undefined;
+  if (left - bestValue < DIP_DEPTH_DB || right - bestValue < DIP_DEPTH_DB) return undefined;
   return best * frameMs + frameMs / 2;
 }
 
@@ -356,9 +375,17 @@ function placeClause(clause: readonly Token[], startMs: number, endMs: number, e
   const weight = clause.reduce((s, t) => s + t.weight, 0);
   const span = Math.max(0, endMs - startMs);
   // One silent gap between every two words of the clause (an engine that
-  // pauses between words): the gaps are the boundaries.
+  // pauses between words), each near where the weights expect a boundary (a
+  // count that matches by chance is no such engine): the gaps are the boundaries.
   const inner = gaps.filter((gap) => gap.startMs > startMs && gap.endMs < endMs);
-  if (clause.length > 1 && inner.length === clause.length - 1) {
+  let expected = 0;
+  const regular =
+    inner.length === clause.length - 1 &&
+    inner.every((gap, k) => {
+      expected += clause[k]!.weight;
+      return Math.abs((gap.startMs + gap.endMs) / 2 - (startMs + (span * expected) / weight)) <= Math.max(GAP_TOLERANCE_MS, GAP_TOLERANCE_SHARE * span);
+    });
+  if (clause.length > 1 && regular) {
     clause.forEach((t, k) => {
       const last = k === clause.length - 1;
       out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs: k === 0 ? startMs : inner[k - 1]!.endMs, endMs: last ? endMs : inner[k]!.startMs, confidence: last ? endConfidence : CONFIDENCE_GAP });
@@ -414,7 +441,7 @@ export function estimateWordTimings(text: string, audio: WordTimingAudio | Frame
 }
 
 /** Milliseconds of speech per unit of word weight at an ordinary rate (eSpeak NG at speed 1, pauses included: bench/word-timing.mjs). */
-export const DEFAULT_MS_PER_WEIGHT = 52;
+export const DEFAULT_MS_PER_WEIGHT = 56;
 
 /** Weight (in units of the rate prior) the prior keeps against what a clause's own boundaries measured. */
 const PRIOR_WEIGHT = 8;
