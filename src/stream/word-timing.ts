@@ -252,6 +252,16 @@ function frameEnergies(audio: WordTimingAudio | FrameEnergies): { db: Float64Arr
   return { db: meter.db, frameMs: meter.frameMs };
 }
 
+/** Weight of the pause after a word: by the strength of its break. */
+function breakWeight(t: Token): number {
+  return t.breakAfter === 2 ? 3 : t.breakAfter === 1 ? 1.5 : 0;
+}
+
+/** Weight of the tokens and the pauses between them. */
+function totalWeight(tokens: readonly Token[]): number {
+  return tokens.reduce((s, t, i) => s + t.weight + (i < tokens.length - 1 ? breakWeight(t) : 0), 0);
+}
+
 interface Pause {
   startMs: number;
   endMs: number;
@@ -307,8 +317,7 @@ function analyse(audio: WordTimingAudio | FrameEnergies): Analysis {
 function matchPauses(tokens: Token[], pauses: Pause[], speechStart: number, speechEnd: number): Map<number, Pause> {
   const matched = new Map<number, Pause>();
   if (pauses.length === 0 || tokens.length < 2) return matched;
-  const breakWeight = (t: Token): number => (t.breakAfter === 2 ? 3 : t.breakAfter === 1 ? 1.5 : 0);
-  const total = tokens.reduce((s, t, i) => s + t.weight + (i < tokens.length - 1 ? breakWeight(t) : 0), 0);
+  const total = totalWeight(tokens);
   const span = speechEnd - speechStart;
   let acc = 0;
   let nextPause = 0;
@@ -420,44 +429,27 @@ function placeClause(clause: readonly Token[], startMs: number, endMs: number, e
  * Words are runs of non-space characters; an empty text gives no words.
  */
 export function estimateWordTimings(text: string, audio: WordTimingAudio | FrameEnergies): WordTiming[] {
-  const tokens = tokenize(text);
-  if (tokens.length === 0) return [];
-  const found = analyse(audio);
-  const matched = matchPauses(tokens, found.pauses, found.speechStart, found.speechEnd);
-  const out: WordTiming[] = [];
-  // Clauses: runs of tokens between matched pauses.
-  let clauseFirst = 0;
-  let clauseStartMs = found.speechStart;
-  for (let i = 0; i < tokens.length; i++) {
-    const pause = matched.get(i);
-    if (pause === undefined && i < tokens.length - 1) continue;
-    placeClause(tokens.slice(clauseFirst, i + 1), clauseStartMs, pause ? pause.startMs : found.speechEnd, pause ? CONFIDENCE_PAUSE : CONFIDENCE_WEIGHT, found, out);
-    if (pause) {
-      clauseFirst = i + 1;
-      clauseStartMs = pause.endMs;
-    }
-  }
-  return out;
+  return place(text, audio, undefined);
 }
 
 /** Milliseconds of speech per unit of word weight at an ordinary rate (eSpeak NG at speed 1, pauses included: bench/word-timing.mjs). */
 export const DEFAULT_MS_PER_WEIGHT = 56;
 
-/** Weight (in units of the rate prior) the prior keeps against what a clause's own boundaries measured. */
-const PRIOR_WEIGHT = 8;
+/** Weight (in units of word weight) the stream's rate keeps against what the segment's own closed clauses measured. */
+const PRIOR_WEIGHT = 30;
+
+/** A word of a segment still arriving is placed once this much audio (ms) arrived after its estimated end: enough to see the dip there. */
+const ARRIVED_MARGIN_MS = 20;
 
 /**
- * How fast `words` (a completed segment's estimate) were said: milliseconds
- * of speech per unit of word weight, pauses included. The rate a segment
- * still arriving is placed with (`estimateArrivingWordTimings`).
+ * How fast `words` (a completed segment's estimate, every word of `text`)
+ * were said: milliseconds of speech per unit of word weight, pauses
+ * included. The rate a segment still arriving is placed with
+ * (`estimateArrivingWordTimings`).
  */
 export function msPerWeight(text: string, words: readonly WordTiming[]): number | undefined {
-  if (words.length < 2) return undefined;
-  const weights = new Map(tokenize(text).map((t) => [t.charStart, t.weight]));
-  let weight = 0;
-  for (const w of words) weight += weights.get(w.charStart) ?? 0;
-  const ms = words[words.length - 1]!.endMs - words[0]!.startMs;
-  return weight > 0 && ms > 0 ? ms / weight : undefined;
+  const ms = words.length > 1 ? words[words.length - 1]!.endMs - words[0]!.startMs : 0;
+  return ms > 0 ? ms / tokenize(text).reduce((s, t) => s + t.weight, 0) : undefined;
 }
 
 /**
@@ -465,72 +457,55 @@ export function msPerWeight(text: string, words: readonly WordTiming[]): number 
  * has arrived (its `FrameEnergies` so far). Only the words whose audio has
  * arrived are placed; the text's remaining words are left out (not yet
  * placed). Clauses that ended at a pause the audio already has are placed
- * as `estimateWordTimings` places them; the words of the clause still being
- * said are placed one after the other at `msPerWeight` (the rate of the
- * stream's earlier segments; default `DEFAULT_MS_PER_WEIGHT`), corrected by
- * the rate the clause's own boundaries show, each snapped to a silent gap or
- * energy dip nearby. Those boundaries are provisional (`provisional: true`,
- * half the confidence they would have once the segment completed): more
- * audio may move them. Cost: one pass over the frames and the words, so
- * asking at a barge-in (not on every chunk) keeps a stream linear.
+ * as `estimateWordTimings` places them; the clause still being said is
+ * placed as a whole clause would be over the time `msPerWeight` gives it
+ * (the rate of the stream's earlier segments, default
+ * `DEFAULT_MS_PER_WEIGHT`, drawn toward the rate of the segment's closed
+ * clauses), and only its words whose end has arrived are kept. Those
+ * boundaries are provisional (`provisional: true`, half the confidence they
+ * would have once the segment completed): more audio may move them. Cost:
+ * one pass over the frames and the words, so asking at a barge-in (not on
+ * every chunk) keeps a stream linear.
  */
 export function estimateArrivingWordTimings(text: string, audio: WordTimingAudio | FrameEnergies, msPerWeight = DEFAULT_MS_PER_WEIGHT): WordTiming[] {
+  return place(text, audio, msPerWeight);
+}
+
+/** The words of `text` in `audio`: all of them (`rate` undefined), or those whose audio has arrived at `rate` ms per unit of weight. */
+function place(text: string, audio: WordTimingAudio | FrameEnergies, rate: number | undefined): WordTiming[] {
   const tokens = tokenize(text);
-  if (tokens.length === 0) return [];
   const found = analyse(audio);
-  const { db, frameMs, gaps } = found;
-  const arrivedMs = db.length * frameMs;
-  if (found.silent) return [];
-  const breakWeight = (t: Token): number => (t.breakAfter === 2 ? 3 : t.breakAfter === 1 ? 1.5 : 0);
-  const total = tokens.reduce((s, t, i) => s + t.weight + (i < tokens.length - 1 ? breakWeight(t) : 0), 0);
-  // Where the speech would end at the prior rate: the span the pauses are matched in.
-  const expectedEnd = Math.max(found.speechEnd, found.speechStart + msPerWeight * total);
-  const matched = matchPauses(tokens, found.pauses, found.speechStart, expectedEnd);
   const out: WordTiming[] = [];
+  if (tokens.length === 0 || (rate !== undefined && found.silent)) return out;
+  const weightOf = (clause: Token[]): number => clause.reduce((s, t) => s + t.weight, 0);
+  // Arriving: the pauses are matched over where the speech would end at `rate`.
+  const matched = matchPauses(tokens, found.pauses, found.speechStart, rate === undefined ? found.speechEnd : Math.max(found.speechEnd, found.speechStart + rate * totalWeight(tokens)));
+  // Clauses: runs of tokens between matched pauses.
   let clauseFirst = 0;
   let clauseStartMs = found.speechStart;
   let closedMs = 0;
   let closedWeight = 0;
-  for (let i = 0; i < tokens.length - 1; i++) {
+  for (let i = 0; i < tokens.length; i++) {
     const pause = matched.get(i);
-    if (pause === undefined) continue;
+    if (pause === undefined && i < tokens.length - 1) continue;
     const clause = tokens.slice(clauseFirst, i + 1);
-    placeClause(clause, clauseStartMs, pause.startMs, CONFIDENCE_PAUSE, found, out);
-    closedMs += pause.endMs - clauseStartMs;
-    closedWeight += clause.reduce((s, t) => s + t.weight, 0) + breakWeight(tokens[i]!);
-    clauseFirst = i + 1;
-    clauseStartMs = pause.endMs;
-  }
-  // The clause being said: word by word from its start, at the rate so far.
-  let prior = closedWeight > 0 ? (msPerWeight * PRIOR_WEIGHT + closedMs) / (PRIOR_WEIGHT + closedWeight) : msPerWeight;
-  let start = clauseStartMs;
-  let acc = 0;
-  for (let i = clauseFirst; i < tokens.length; i++) {
-    const t = tokens[i]!;
-    const expected = start + t.weight * prior;
-    const reach = Math.max(SNAP_MS, 0.35 * t.weight * prior);
-    // Its end must have arrived, with enough after it to see a dip there.
-    if (expected + SNAP_MS > arrivedMs) break;
-    let end = expected;
-    let next = expected;
-    let confidence = CONFIDENCE_WEIGHT;
-    let gap: Pause | undefined;
-    for (const g of gaps) if (g.startMs > start + frameMs && Math.abs(g.startMs - expected) <= reach && (!gap || Math.abs(g.startMs - expected) < Math.abs(gap.startMs - expected))) gap = g;
-    if (gap !== undefined) {
-      end = gap.startMs;
-      next = gap.endMs;
-      confidence = CONFIDENCE_GAP;
-    } else {
-      const dip = dipNear(expected, start + frameMs, arrivedMs - frameMs, db, frameMs, reach);
-      if (dip !== undefined) {
-        end = next = dip;
-        confidence = CONFIDENCE_DIP;
+    if (pause) {
+      placeClause(clause, clauseStartMs, pause.startMs, CONFIDENCE_PAUSE, found, out);
+      closedMs += pause.endMs - clauseStartMs;
+      closedWeight += weightOf(clause) + breakWeight(tokens[i]!);
+      clauseFirst = i + 1;
+      clauseStartMs = pause.endMs;
+    } else if (rate === undefined) placeClause(clause, clauseStartMs, found.speechEnd, CONFIDENCE_WEIGHT, found, out);
+    else {
+      // The clause being said, over the time the rate gives it (never ending before the speech that arrived).
+      const clauseRate = (rate * PRIOR_WEIGHT + closedMs) / (PRIOR_WEIGHT + closedWeight);
+      const placed: WordTiming[] = [];
+      placeClause(clause, clauseStartMs, Math.max(found.speechEnd, clauseStartMs + clauseRate * weightOf(clause)), CONFIDENCE_WEIGHT, found, placed);
+      for (const w of placed) {
+        if (w.endMs + ARRIVED_MARGIN_MS > found.db.length * found.frameMs) break;
+        out.push({ ...w, confidence: w.confidence / 2, provisional: true });
       }
     }
-    out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs: start, endMs: end, confidence: confidence / 2, provisional: true });
-    acc += t.weight;
-    if (confidence !== CONFIDENCE_WEIGHT) prior = (msPerWeight * PRIOR_WEIGHT + (next - clauseStartMs)) / (PRIOR_WEIGHT + acc);
-    start = next;
   }
   return out;
 }
