@@ -69,9 +69,12 @@ function trueCut(text, truth, playedMs, endMs) {
 async function throughMp3(pcm, sampleRate) {
   const encoder = new Mp3SegmentEncoder({ sampleRate, channels: 1, bitDepth: 16 });
   const mp3 = Buffer.concat([encoder.write(pcm), encoder.endSegment()]);
+  const t0 = performance.now();
   const decoded = new DecodedEnergies('mp3', { sampleRate, channels: 1 });
   for (let i = 0; i < mp3.length; i += 4096) decoded.push(mp3.subarray(i, i + 4096));
   await decoded.end();
+  cost.mp3Ms += performance.now() - t0;
+  cost.mp3AudioMs += (pcm.length / 2 / sampleRate) * 1000;
   const energies = decoded.energies;
   decoded.close();
   return { energies, bytes: mp3.length };
@@ -97,7 +100,7 @@ const cases = [];
 const all = { estimate: [], baseline: [] };
 const arriving = { heard: [], heardBaseline: [], exact: 0, exactBaseline: 0, cuts: 0, placed: [] };
 const mp3 = { estimate: [], pcmEstimate: [] };
-const cost = { meterMs: 0, meterBytes: 0, arrivingMs: 0, arrivingCalls: 0 };
+const cost = { meterMs: 0, meterBytes: 0, arrivingMs: 0, arrivingCalls: 0, completeMs: 0, completeBytes: 0, mp3Ms: 0, mp3AudioMs: 0 };
 try {
   for (const { name, voice } of VOICES) {
     for (const speed of SPEEDS) {
@@ -109,7 +112,10 @@ try {
         const { pcm, words } = await engine.synthesizeWithWords(text, { voice, speed });
         const samples = pcmSamples(pcm);
         const durationMs = (samples.length / engine.sampleRate) * 1000;
+        const tc = performance.now();
         const full = estimateWordTimings(text, { samples, sampleRate: engine.sampleRate });
+        cost.completeMs += performance.now() - tc;
+        cost.completeBytes += pcm.length;
         estimate.push(...wordBoundaryErrors(full, words));
         baseline.push(...wordBoundaryErrors(proportionalWordTimings(text, durationMs), words));
 
@@ -183,10 +189,12 @@ const results = {
     exactWordShareProportional: r(arriving.exactBaseline / arriving.cuts, 3),
     placedWords: summary(arriving.placed),
   },
-  mp3: { kbps: 48, codecDelayMs: mp3.delayMs, estimate: summary(mp3.estimate), samePcm: summary(mp3.pcmEstimate) },
+  mp3: { kbps: 48, codecDelayMs: r(mp3.delayMs, 1), estimate: summary(mp3.estimate), samePcm: summary(mp3.pcmEstimate) },
   cost: {
     meterMsPerMB: r((cost.meterMs / cost.meterBytes) * 1e6, 2),
+    completeEstimateMsPerMB: r((cost.completeMs / cost.completeBytes) * 1e6, 2),
     arrivingEstimateMsPerCall: r(cost.arrivingMs / cost.arrivingCalls, 3),
+    mp3DecodeMsPerAudioSecond: r((cost.mp3Ms / cost.mp3AudioMs) * 1000, 2),
   },
 };
 const file = writeResults('word-timing', results);
@@ -200,5 +208,5 @@ for (const c of [...cases, { voice: 'all', speed: '', ...results.overall }]) {
 const m = results.midArrival;
 console.log(`mid-arrival (${m.cuts} cuts at ${FRACTIONS.join('/')} of the audio, lag ${LAGS_MS.join('/')} ms): heard boundary p50/p90 ${m.heardBoundary.medianMs} / ${m.heardBoundary.p90Ms} ms, right word ${(m.exactWordShare * 100).toFixed(1)} %; proportional ${m.heardBoundaryProportional.medianMs} / ${m.heardBoundaryProportional.p90Ms} ms, right word ${(m.exactWordShareProportional * 100).toFixed(1)} %; placed words p50/p90 ${m.placedWords.medianMs} / ${m.placedWords.p90Ms} ms (${m.placedWords.words})`);
 console.log(`mp3 (${results.mp3.kbps} kbit/s, codec delay ${results.mp3.codecDelayMs} ms, speed 1): p50/p90 ${results.mp3.estimate.medianMs} / ${results.mp3.estimate.p90Ms} ms (same audio as pcm: ${results.mp3.samePcm.medianMs} / ${results.mp3.samePcm.p90Ms})`);
-console.log(`cost: metering ${results.cost.meterMsPerMB} ms per MB of PCM as it arrives; placing the words at a barge-in ${results.cost.arrivingEstimateMsPerCall} ms`);
+console.log(`cost: metering ${results.cost.meterMsPerMB} ms per MB of PCM as it arrives, estimating at completion ${results.cost.completeEstimateMsPerMB} ms per MB (from the whole PCM here; a stream estimates from its energies); placing the words at a barge-in ${results.cost.arrivingEstimateMsPerCall} ms; decoding mp3 to energies ${results.cost.mp3DecodeMsPerAudioSecond} ms per second of audio`);
 console.log(`wrote ${file}`);

@@ -71,6 +71,8 @@ const DIP_DISTANCE_DB_PER_MS = 0.1;
 /** How far (ms, or share of the clause) a silent gap may lie from where the weights expect a boundary and still be taken as that boundary. */
 const GAP_TOLERANCE_MS = 150;
 const GAP_TOLERANCE_SHARE = 0.15;
+/** Of a clause still arriving, the gaps are its boundaries when there are at least this share of the boundaries its rate expects in the audio so far. */
+const GAP_SHARE_ARRIVING = 0.6;
 
 interface Token {
   word: string;
@@ -378,24 +380,33 @@ function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: 
   return best * frameMs + frameMs / 2;
 }
 
+/** Boundaries of `clause` (from `startMs`, at `msPerWeight`) expected before `ms`. */
+function expectedBefore(clause: readonly Token[], startMs: number, msPerWeight: number, ms: number): number {
+  let at = startMs;
+  let count = 0;
+  for (const t of clause) if ((at += t.weight * msPerWeight) < ms) count++;
+  return count;
+}
+
 /** A clause placed between `startMs` and `endMs`: its words, their boundaries from gaps, dips or weights. */
-function placeClause(clause: readonly Token[], startMs: number, endMs: number, endConfidence: number, found: Analysis, out: WordTiming[]): void {
+function placeClause(clause: readonly Token[], startMs: number, endMs: number, endConfidence: number, found: Analysis, out: WordTiming[], arriving = false): void {
   const { gaps, db, frameMs } = found;
   const weight = clause.reduce((s, t) => s + t.weight, 0);
   const span = Math.max(0, endMs - startMs);
   // One silent gap between every two words of the clause (an engine that
   // pauses between words), each near where the weights expect a boundary (a
   // count that matches by chance is no such engine): the gaps are the boundaries.
+  // Of a clause still arriving, the gaps so far are its first boundaries.
   const inner = gaps.filter((gap) => gap.startMs > startMs && gap.endMs < endMs);
   let expected = 0;
   const regular =
-    inner.length === clause.length - 1 &&
+    (arriving ? inner.length > 1 && inner.length < clause.length && inner.length >= GAP_SHARE_ARRIVING * expectedBefore(clause, startMs, span / weight, found.speechEnd) : inner.length === clause.length - 1) &&
     inner.every((gap, k) => {
       expected += clause[k]!.weight;
       return Math.abs((gap.startMs + gap.endMs) / 2 - (startMs + (span * expected) / weight)) <= Math.max(GAP_TOLERANCE_MS, GAP_TOLERANCE_SHARE * span);
     });
   if (clause.length > 1 && regular) {
-    clause.forEach((t, k) => {
+    clause.slice(0, inner.length + (arriving ? 0 : 1)).forEach((t, k) => {
       const last = k === clause.length - 1;
       out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs: k === 0 ? startMs : inner[k - 1]!.endMs, endMs: last ? endMs : inner[k]!.startMs, confidence: last ? endConfidence : CONFIDENCE_GAP });
     });
@@ -500,7 +511,7 @@ function place(text: string, audio: WordTimingAudio | FrameEnergies, rate: numbe
       // The clause being said, over the time the rate gives it (never ending before the speech that arrived).
       const clauseRate = (rate * PRIOR_WEIGHT + closedMs) / (PRIOR_WEIGHT + closedWeight);
       const placed: WordTiming[] = [];
-      placeClause(clause, clauseStartMs, Math.max(found.speechEnd, clauseStartMs + clauseRate * weightOf(clause)), CONFIDENCE_WEIGHT, found, placed);
+      placeClause(clause, clauseStartMs, Math.max(found.speechEnd, clauseStartMs + clauseRate * weightOf(clause)), CONFIDENCE_WEIGHT, found, placed, true);
       for (const w of placed) {
         if (w.endMs + ARRIVED_MARGIN_MS > found.db.length * found.frameMs) break;
         out.push({ ...w, confidence: w.confidence / 2, provisional: true });
