@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { loadOpusScript } from '../../src/server/audio/opus.js';
 import { serviceConfigOf } from '../../src/service.js';
+import { toneHeardBy, toneWords } from '../helpers/tone-words.js';
 import { createSpeechStream } from '../../src/speech.js';
 import type { StreamSegmentResult } from '../../src/stream/speech-stream.js';
 
@@ -22,21 +23,6 @@ beforeAll(async () => {
   server = await startServer({ engine: 'tone' });
 });
 afterAll(() => server.close());
-
-/** The tone engine's truth for a segment without inner punctuation: [word, startMs, endMs]. */
-function toneWords(text: string): [string, number, number][] {
-  const out: [string, number, number][] = [];
-  let t = 0;
-  for (const word of text.trim().split(' ')) {
-    const end = t + word.replace(/\W/g, '').length * 70;
-    out.push([word, t, end]);
-    t = end + 40;
-  }
-  return out;
-}
-
-/** The words of `text` whose true end had played by `ms`. */
-const heardBy = (text: string, ms: number): string => toneWords(text).filter(([, , end]) => end <= ms).map(([w]) => w).join(' ');
 
 describe('heard text while a segment still arrives', () => {
   it('a barge-in during a segment whose audio is still arriving cuts at the word the audio has, not in proportion', async () => {
@@ -79,7 +65,7 @@ describe('heard text while a segment still arrives', () => {
 
       // The heard text ends at the word the audio had at the played position (the proportional cut would read the arrived audio as the whole segment).
       const heard = partial.text.slice(0, partial.heardChars).trim();
-      expect([heardBy(FIRST, playedMs - 20), heardBy(FIRST, playedMs + 20)]).toContain(heard);
+      expect([toneHeardBy(FIRST, playedMs - 20), toneHeardBy(FIRST, playedMs + 20)]).toContain(heard);
       expect(report.heardText).toBe(FIRST.slice(0, partial.heardChars));
       expect(report.heardConfidence).toBeLessThan(0.5);
     } finally {
@@ -128,7 +114,7 @@ describe('heard text of compressed audio', () => {
     // Half of a CBR segment's bytes: half its decoded audio.
     const playedMs = words[words.length - 1]!.endMs / 2;
     const heard = partial.text.slice(0, partial.heardChars).trim();
-    expect([heardBy(FIRST, playedMs - delay - 40), heardBy(FIRST, playedMs - delay + 40)]).toContain(heard);
+    expect([toneHeardBy(FIRST, playedMs - delay - 40), toneHeardBy(FIRST, playedMs - delay + 40)]).toContain(heard);
     expect(report.heardText).toBe(FIRST.slice(0, partial.heardChars));
   }, 30_000);
 
