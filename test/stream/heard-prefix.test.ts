@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
 import { createSpeechStream } from '../../src/speech.js';
+import { heardAt } from '../../src/stream/heard.js';
 
 const WRITTEN = 'Hello,  world!\n\nThe café’s  menu — crêpes, naïve “quoted”   text.\tNext line here?  Yes!\nÜber-große Wörter: 42 times… done.  ';
 /** Written as an agent streams tokens: pieces that split words and spaces. */
@@ -53,4 +54,23 @@ describe('the heard text is a prefix of what the caller wrote', () => {
     // Everything heard: the text as written, to its last word.
     expect((await heardAtMs(totalMs + 1_000)).heardText).toBe(WRITTEN);
   }, 60_000);
+});
+
+describe('heardAt keeps the heard text a prefix', () => {
+  it('a segment with no audio (nothing to hear) between two heard ones keeps its text in the heard text', () => {
+    const layout = { format: 'pcm', sampleRate: 24_000, channels: 1 };
+    const segments = [
+      { segmentId: 'a', text: 'First part. ', bytes: 48_000, complete: true },
+      { segmentId: 'b', text: '... ', bytes: 0, complete: true },
+      { segmentId: 'c', text: 'Then the rest of it.', bytes: 96_000, complete: true },
+    ];
+    const written = segments.map((s) => s.text).join('');
+    for (const ms of [1_500, 2_000, 3_500]) {
+      const { heardText } = heardAt(segments, { ms }, layout);
+      expect(written.slice(0, heardText.length)).toBe(heardText);
+      expect(heardText.startsWith('First part. ... ')).toBe(true);
+    }
+    // Before the next segment is heard, the heard text ends where the audio did.
+    expect(heardAt(segments, { ms: 1_000 }, layout).heardText).toBe('First part. ');
+  });
 });
