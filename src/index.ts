@@ -25,7 +25,7 @@ export { TransportName } from './transport.js';
 export type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportSummary, UsageInfo } from './transport.js';
 export { TokenSegmenter } from './stream/token-segmenter.js';
 export type { TokenSegmenterOptions } from './stream/token-segmenter.js';
-export { estimateWordTimings, FrameEnergies, heardAtWord, proportionalWordTimings, type HeardCut, type WordTiming, type WordTimingAudio } from './stream/word-timing.js';
+export { estimateArrivingWordTimings, estimateWordTimings, FrameEnergies, heardAtWord, proportionalWordTimings, type HeardCut, type WordTiming, type WordTimingAudio } from './stream/word-timing.js';
 export { heardAt, type HeardLayout, type HeardSegment, type HeardText, type PlayedPosition, type SpokenAudio } from './stream/heard.js';
 export { SyncTransport } from './stream/transports/sync.js';
 export { AsyncTransport } from './stream/transports/async.js';
