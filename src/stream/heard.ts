@@ -36,8 +36,8 @@ export interface SpokenAudio {
   /** `bytes` is all of the segment's audio (it completed). */
   complete: boolean;
   /**
-   * Where each word lies in the segment's audio (`estimateWordTimings`); of
-   * a segment not `complete`, the words placed so far
+   * Where each word lies in the segment's audio (`estimateWordTimings`), or
+   * the words placed so far of one still arriving
    * (`estimateArrivingWordTimings`: the cut goes no further than the last).
    */
   words?: readonly WordTiming[] | undefined;
@@ -131,7 +131,11 @@ export function heardAt(segments: readonly SpokenAudio[], played: PlayedPosition
     const complete = s.complete && had >= bytes;
     let cut: HeardCut;
     if (complete) cut = { chars: text.length, confidence: 1 };
-    else if (s.words && (perMs || s.msPerByte)) cut = heardAtWord(s.words, perMs ? Math.max(0, had - header) / perMs : Math.max(0, had - header) * s.msPerByte!, text.length, s.complete);
+    else if (s.words && (perMs || s.msPerByte)) {
+      // The words may be those placed so far (a segment still arriving or decoding): the cut reaches past the last only when it is the text's last.
+      const placedAll = !/\S/.test(text.slice(s.words[s.words.length - 1]?.charEnd ?? 0));
+      cut = heardAtWord(s.words, perMs ? Math.max(0, had - header) / perMs : Math.max(0, had - header) * s.msPerByte!, text.length, placedAll);
+    }
     else {
       const estimate = s.complete || !knownChars ? 0 : (text.length * knownBytes) / knownChars;
       const chars = cutAtWord(text, had / Math.max(bytes, estimate));
