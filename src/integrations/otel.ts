@@ -259,7 +259,7 @@ export function instrumentVoxpipe(options: InstrumentVoxpipeOptions = {}): Voxpi
       const span = tracer.startSpan(Name.segment, { attributes }, r.context);
       const s: SegmentSpan = { span, context: trace.setSpan(r.context, span), attempt: undefined };
       r.segments.set(msg.segmentId, s);
-      openAttempt(r, s, Date.now());
+      openAttempt(r, s, performance.timeOrigin + performance.now());
     },
     [ChannelName.segmentFirstAudio](msg: SegmentFirstAudioMessage) {
       const s = requests.get(msg.stream)?.segments.get(msg.segmentId);
@@ -284,7 +284,7 @@ export function instrumentVoxpipe(options: InstrumentVoxpipeOptions = {}): Voxpi
       const attributes: Attributes = { [Attr.attempt]: msg.attempt };
       if (msg.requestId !== undefined) attributes[Attr.requestId] = msg.requestId;
       if (msg.server) Object.assign(attributes, { 'server.address': msg.server.address, 'server.port': msg.server.port });
-      r.connection = { attempt: msg.attempt, startTime: Date.now(), attributes };
+      r.connection = { attempt: msg.attempt, startTime: performance.timeOrigin + performance.now(), attributes };
       for (const s of r.segments.values()) openAttempt(r, s, r.connection.startTime);
     },
     [ChannelName.attemptEnd](msg: AttemptEndMessage) {
