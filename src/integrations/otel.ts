@@ -11,7 +11,8 @@
  * `voxpipe.segment` (cut from the text, until all of its audio is in) >
  * `voxpipe.attempt` (the segment on one realtime connection: a resumed
  * segment has two). A resume and a failover are events of the request span
- * and of each segment they move; a failure sets the span's status and
+ * and of each segment they move, a rollover to a next request one of the
+ * request span; a failure sets the span's status and
  * `error.type` (the error's code). Each REST request is a client span of its
  * own (`http.request.method`, `http.response.status_code`, `url.full`
  * without the query).
@@ -48,9 +49,11 @@ import {
   type RequestReadyMessage,
   type RequestResumeMessage,
   type RequestRetryMessage,
+  type RequestRolloverMessage,
   type RequestStartMessage,
   type SegmentCompleteMessage,
   type SegmentFirstAudioMessage,
+  type SegmentSentMessage,
   type SegmentStartMessage,
 } from '../telemetry/channels.js';
 
@@ -106,6 +109,7 @@ const Name = {
   segment: 'voxpipe.segment',
   attempt: 'voxpipe.attempt',
   resume: 'voxpipe.resume',
+  rollover: 'voxpipe.rollover',
   failover: 'voxpipe.failover',
   retry: 'voxpipe.retry',
   firstAudio: 'voxpipe.first_audio',
@@ -114,14 +118,15 @@ const Name = {
 interface SegmentSpan {
   span: Span;
   context: Context;
-  /** The segment on the connection live now, while it is pending. */
+  /** The transport the segment was handed to last (`segment:sent`). */
+  session: object | undefined;
+  /** The segment on its session's live connection, while it is pending. */
   attempt: Span | undefined;
 }
 
-/** A live connection of a request: segments started meanwhile get an attempt span from its start. */
+/** A live realtime connection: the attempt spans of the segments it carries share its attributes. */
 interface Connection {
   attempt: number;
-  startTime: number;
   attributes: Attributes;
 }
 
@@ -130,7 +135,6 @@ interface RequestSpan {
   context: Context;
   /** Segments not yet completed. */
   segments: Map<string, SegmentSpan>;
-  connection: Connection | undefined;
   /** Low-cardinality attributes of the request's metrics. */
   metricAttributes: Attributes;
 }
@@ -174,22 +178,23 @@ export function instrumentVoxpipe(options: InstrumentVoxpipeOptions = {}): Voxpi
     httpDuration: meter.createHistogram('http.client.request.duration', { unit: 's', description: 'Duration of voxpipe REST requests, retries included.' }),
   };
   const requests = new WeakMap<object, RequestSpan>();
-  /** Which request a realtime session's connections serve (its `request:start` or `request:failover` said). */
+  /** Which request a transport carries segments of (`segment:sent` said). */
   const sessions = new WeakMap<object, RequestSpan>();
+  /** Each realtime session's live connection, from `attempt:start` to `attempt:end`. */
+  const live = new WeakMap<object, Connection>();
   const https = new WeakMap<HttpRequestInfo, { span: Span; startMs: number }>();
 
-  function openAttempt(r: RequestSpan, s: SegmentSpan, startTime: number): void {
-    const c = r.connection;
-    if (!c) return;
-    s.attempt = tracer.startSpan(Name.attempt, { kind: SpanKind.CLIENT, startTime, attributes: c.attributes }, s.context);
+  /** An attempt span for `s` on its session's live connection, if it has one. */
+  function openAttempt(s: SegmentSpan): void {
+    const c = s.session && live.get(s.session);
+    if (c) s.attempt = tracer.startSpan(Name.attempt, { kind: SpanKind.CLIENT, attributes: c.attributes }, s.context);
   }
 
   const handlers: { [N in keyof ChannelMessages]: (message: ChannelMessages[N]) => void } = {
     [ChannelName.requestStart](msg: RequestStartMessage) {
       const span = tracer.startSpan(Name.request, { kind: SpanKind.CLIENT, attributes: { [Attr.transport]: msg.transportName } });
-      const r: RequestSpan = { span, context: trace.setSpan(context.active(), span), segments: new Map(), connection: undefined, metricAttributes: { [Attr.transport]: msg.transportName } };
+      const r: RequestSpan = { span, context: trace.setSpan(context.active(), span), segments: new Map(), metricAttributes: { [Attr.transport]: msg.transportName } };
       requests.set(msg.stream, r);
-      sessions.set(msg.transport, r);
     },
     [ChannelName.requestReady](msg: RequestReadyMessage) {
       const r = requests.get(msg.stream);
@@ -220,11 +225,24 @@ export function instrumentVoxpipe(options: InstrumentVoxpipeOptions = {}): Voxpi
     [ChannelName.requestFailover](msg: RequestFailoverMessage) {
       const r = requests.get(msg.stream);
       if (!r) return;
-      sessions.set(msg.transport, r);
       const attributes = { [Attr.from]: msg.from, [Attr.to]: msg.to, [Attr.pendingSegments]: [...msg.pendingSegments], 'error.type': errorType(msg.error) };
       r.span.addEvent(Name.failover, attributes);
-      for (const id of msg.pendingSegments) r.segments.get(id)?.span.addEvent(Name.failover, attributes);
+      for (const id of msg.pendingSegments) {
+        const seg = r.segments.get(id);
+        if (!seg) continue;
+        seg.span.addEvent(Name.failover, attributes);
+        // The failed transport did not complete the segment: its attempt ends here, the next transport's begins.
+        if (seg.attempt) {
+          fail(seg.attempt, msg.error);
+          seg.attempt.end();
+          seg.attempt = undefined;
+        }
+      }
       m.failovers.add(1, r.metricAttributes);
+    },
+    [ChannelName.requestRollover](msg: RequestRolloverMessage) {
+      const r = requests.get(msg.stream);
+      r?.span.addEvent(Name.rollover, { [Attr.requestId]: msg.requestId });
     },
     [ChannelName.requestError](msg: RequestErrorMessage) {
       const r = requests.get(msg.stream);
@@ -257,9 +275,15 @@ export function instrumentVoxpipe(options: InstrumentVoxpipeOptions = {}): Voxpi
       const attributes: Attributes = { [Attr.segmentId]: msg.segmentId, [Attr.characters]: msg.characters };
       if (recordText) attributes[Attr.text] = msg.text;
       const span = tracer.startSpan(Name.segment, { attributes }, r.context);
-      const s: SegmentSpan = { span, context: trace.setSpan(r.context, span), attempt: undefined };
-      r.segments.set(msg.segmentId, s);
-      openAttempt(r, s, performance.timeOrigin + performance.now());
+      r.segments.set(msg.segmentId, { span, context: trace.setSpan(r.context, span), session: undefined, attempt: undefined });
+    },
+    [ChannelName.segmentSent](msg: SegmentSentMessage) {
+      const r = requests.get(msg.stream);
+      const s = r?.segments.get(msg.segmentId);
+      if (!r || !s) return;
+      sessions.set(msg.transport, r);
+      s.session = msg.transport;
+      openAttempt(s);
     },
     [ChannelName.segmentFirstAudio](msg: SegmentFirstAudioMessage) {
       const s = requests.get(msg.stream)?.segments.get(msg.segmentId);
@@ -279,21 +303,22 @@ export function instrumentVoxpipe(options: InstrumentVoxpipeOptions = {}): Voxpi
       m.units.add(msg.units, attributes);
     },
     [ChannelName.attemptStart](msg: AttemptStartMessage) {
-      const r = sessions.get(msg.session);
-      if (!r) return;
       const attributes: Attributes = { [Attr.attempt]: msg.attempt };
       if (msg.requestId !== undefined) attributes[Attr.requestId] = msg.requestId;
       if (msg.server) Object.assign(attributes, { 'server.address': msg.server.address, 'server.port': msg.server.port });
-      r.connection = { attempt: msg.attempt, startTime: performance.timeOrigin + performance.now(), attributes };
-      for (const s of r.segments.values()) openAttempt(r, s, r.connection.startTime);
+      live.set(msg.session, { attempt: msg.attempt, attributes });
+      // Segments handed to this session before its connection (a resume's) are carried by it from now.
+      const r = sessions.get(msg.session);
+      if (r) for (const s of r.segments.values()) if (s.session === msg.session && !s.attempt) openAttempt(s);
     },
     [ChannelName.attemptEnd](msg: AttemptEndMessage) {
+      if (live.get(msg.session)?.attempt !== msg.attempt) return;
+      live.delete(msg.session);
       const r = sessions.get(msg.session);
-      if (!r || r.connection?.attempt !== msg.attempt) return;
-      r.connection = undefined;
+      if (!r) return;
       for (const s of r.segments.values()) {
         const a = s.attempt;
-        if (!a) continue;
+        if (!a || s.session !== msg.session) continue;
         s.attempt = undefined;
         a.setAttribute(Attr.outcome, msg.outcome);
         if (msg.code !== undefined) a.setAttribute(Attr.closeCode, msg.code);

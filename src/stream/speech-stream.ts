@@ -364,6 +364,7 @@ export class SpeechStream extends Duplex {
 
   /** Hand a segment to `t`; what `t` says of it counts only while `t` is the stream's transport (a retired one's word is void). */
   #sendTo(t: SegmentTransport, state: SegmentState): void {
+    if (publish.segmentSent.hasSubscribers) publish.segmentSent.publish({ stream: this, requestId: this.#ready?.requestId, segmentId: state.segmentId, transport: t, transportName: t.name });
     t.send({ segmentId: state.segmentId, text: state.text }).then(
       (result) => {
         if (t === this.#transport) this.#onCompleted(state, result);
@@ -433,9 +434,11 @@ export class SpeechStream extends Duplex {
     await this.#requestDrained();
     // Stopped, or a failover took over meanwhile: the next request is not used.
     if (this.#interrupted || this.#fatal || this.#transport !== current) return;
-    chain.advance(await next.opened);
+    const info = await next.opened;
+    chain.advance(info);
     this.#transport = next.transport;
     this.#attach(next.transport);
+    if (publish.requestRollover.hasSubscribers) publish.requestRollover.publish({ stream: this, requestId: info.requestId, transport: next.transport });
     if (this.#paused) next.transport.pause();
     chain.retire(current, (w) => this.emit('warning', w));
   }

@@ -10,9 +10,8 @@
  *
  * Correlation is by object, as undici's `request`: every message of a
  * speech stream carries `stream` (the `SpeechStream`), every connection
- * attempt `session` (the realtime transport that made it; `request:start`
- * and `request:failover` name the transport that carries the stream's
- * segments), and both messages of an HTTP request the same `request`.
+ * attempt `session` (the realtime transport that made it; `segment:sent`
+ * names the transport a segment went to), and both messages of an HTTP request the same `request`.
  * Messages never carry the API key. Only `segment:start` carries text (the
  * segment's, as the stream's `segment-start` event does).
  *
@@ -38,12 +37,16 @@ export const ChannelName = {
   requestResume: 'voxpipe:request:resume',
   /** The segments not yet completed move to another transport (`RequestFailoverMessage`). */
   requestFailover: 'voxpipe:request:failover',
+  /** A long text moved on to a next request, opened ahead (`RequestRolloverMessage`). */
+  requestRollover: 'voxpipe:request:rollover',
   /** The stream failed or was aborted; `request:end` follows (`RequestErrorMessage`). */
   requestError: 'voxpipe:request:error',
   /** The stream ended, once: completed, interrupted, failed or aborted (`RequestEndMessage`). */
   requestEnd: 'voxpipe:request:end',
   /** A segment was cut from the text written (`SegmentStartMessage`). */
   segmentStart: 'voxpipe:segment:start',
+  /** A segment was handed to a transport: the first, or after a failover the next (`SegmentSentMessage`). */
+  segmentSent: 'voxpipe:segment:sent',
   /** A segment's first audio byte reached the stream (`SegmentFirstAudioMessage`). */
   segmentFirstAudio: 'voxpipe:segment:first-audio',
   /** A segment completed: all of its audio is in (`SegmentCompleteMessage`). */
@@ -110,6 +113,13 @@ export interface RequestFailoverMessage extends StreamMessage {
   error: VoxpipeError;
 }
 
+export interface RequestRolloverMessage extends StreamMessage {
+  /** The next request's id. */
+  requestId: string;
+  /** The next request's transport (the `session` of its connection attempts, which began when it was opened ahead). */
+  transport: SegmentTransport;
+}
+
 export interface RequestErrorMessage extends StreamMessage {
   error: VoxpipeError;
 }
@@ -149,6 +159,13 @@ export interface SegmentStartMessage extends StreamMessage {
   characters: number;
   /** The segment's exact text (spaces kept). */
   text: string;
+}
+
+export interface SegmentSentMessage extends StreamMessage {
+  segmentId: string;
+  /** The transport that carries it now (the `session` of its connection attempts, when realtime). */
+  transport: SegmentTransport;
+  transportName: TransportName;
 }
 
 export interface SegmentFirstAudioMessage extends StreamMessage {
@@ -238,9 +255,11 @@ export interface ChannelMessages {
   [ChannelName.requestRetry]: RequestRetryMessage;
   [ChannelName.requestResume]: RequestResumeMessage;
   [ChannelName.requestFailover]: RequestFailoverMessage;
+  [ChannelName.requestRollover]: RequestRolloverMessage;
   [ChannelName.requestError]: RequestErrorMessage;
   [ChannelName.requestEnd]: RequestEndMessage;
   [ChannelName.segmentStart]: SegmentStartMessage;
+  [ChannelName.segmentSent]: SegmentSentMessage;
   [ChannelName.segmentFirstAudio]: SegmentFirstAudioMessage;
   [ChannelName.segmentComplete]: SegmentCompleteMessage;
   [ChannelName.attemptStart]: AttemptStartMessage;

@@ -62,6 +62,7 @@ describe('diagnostics channels', () => {
       ChannelName.requestStart,
       ChannelName.segmentStart,
       ChannelName.requestReady,
+      ChannelName.segmentSent,
       ChannelName.segmentFirstAudio,
       ChannelName.requestFirstAudio,
       ChannelName.segmentComplete,
@@ -87,6 +88,10 @@ describe('diagnostics channels', () => {
           break;
         case ChannelName.segmentStart:
           expect(r.message).toMatchObject({ segmentId: 'ch-0', characters: TEXT.length, text: TEXT });
+          break;
+        case ChannelName.segmentSent:
+          expect(r.message).toMatchObject({ segmentId: 'ch-0', requestId: transport.requestId, transportName: 'realtime' });
+          expect(r.message.transport).toBe(transport);
           break;
         case ChannelName.requestFirstAudio:
           expect(r.message.ttfaMs).toBe(summary.waterfall.ttfaMs);
