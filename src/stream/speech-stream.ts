@@ -658,6 +658,12 @@ export class SpeechStream extends Duplex {
     this.destroy(error);
   }
 
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    // Destroyed by its user: the request ends here too (a failure, an abort or the end published it already).
+    if (!this.#endPublished) this.#publishEnd(error ? RequestOutcome.failed : RequestOutcome.aborted, error ? (error instanceof VoxpipeError ? error : new VoxpipeError('internal_error', error.message, { cause: error })) : undefined);
+    callback(error);
+  }
+
   /** `segment:complete`, asked only when someone subscribes. */
   #publishComplete(state: SegmentState, full: StreamSegmentResult): void {
     const w = state.waterfall;

@@ -134,4 +134,33 @@ describe('diagnostics channels', () => {
     expect(received.find((r) => r.name === ChannelName.requestEnd)?.message).toMatchObject({ outcome: 'completed', transportName: 'sync' });
   });
 
+
+  it('request:end is published once however the stream ends: interrupted, failed (after request:error), destroyed by its user', async () => {
+    const ends = (received: Received[]) => received.filter((r) => r.name === ChannelName.requestEnd || r.name === ChannelName.requestError).map((r) => (r.name === ChannelName.requestEnd ? `end:${r.message.outcome}` : `error:${r.message.error.code}`));
+
+    const interrupted = await record(async () => {
+      const speech = new SpeechStream({ transport: session(server) });
+      speech.write(TEXT);
+      await new Promise((resolve) => speech.once('first-audio', resolve));
+      await speech.interrupt();
+    });
+    expect(ends(interrupted)).toEqual(['end:interrupted']);
+
+    const failed = await record(async () => {
+      const speech = new SpeechStream({ transport: session(server, { apiKey: 'sk-not-a-key' }) });
+      speech.end(TEXT);
+      await new Promise((resolve) => speech.once('error', resolve));
+    });
+    expect(ends(failed)).toEqual(['error:unauthorized', 'end:failed']);
+    expect(strings(failed.map((r) => r.message)).filter((v) => v.includes('sk-not-a-key'))).toEqual([]);
+
+    const destroyed = await record(async () => {
+      const speech = new SpeechStream({ transport: session(server) });
+      speech.write(TEXT);
+      await new Promise((resolve) => speech.once('first-audio', resolve));
+      speech.destroy();
+      await new Promise((resolve) => speech.once('close', resolve));
+    });
+    expect(ends(destroyed)).toEqual(['end:aborted']);
+  });
 });
