@@ -75,6 +75,7 @@ export class SimpleSession extends NodeSession<SimpleMachine, SimpleSummary> {
       machine: (port) => new SimpleMachine({ request, ...defined({ requestId, startTimeoutMs, progressTimeoutMs, reorderWindowFrames }) }, port),
       link: nodeLink(options),
       requestId,
+      wsUrl: options.wsUrl,
       signal: options.signal,
     });
   }

@@ -75,6 +75,7 @@ export class ReliableSession extends NodeSession<ReliableMachine, ReliableSummar
       link: nodeLink({ wsUrl, apiKey, connectTimeoutMs, keepAliveMs, connectionSource }),
       reads: nodeReads({ rtHttpUrl, apiKey, statusTimeoutMs: options.statusTimeoutMs, httpTimeoutMs }),
       requestId,
+      wsUrl,
       partialPolicy: options.onPartialSegment,
       signal,
     });
