@@ -262,8 +262,16 @@ export class SpeechStream extends Duplex {
     this.#pendingText += text;
     this.#pendingChars += text.length;
     this.#segmenter.push(text);
-    if (this.#pendingChars <= this.#maxChars) return callback();
-    // Too much text not yet spoken: hold the writer until segments complete.
+    // Waiting for a slot of the deployment's budget (`budget.ts`): the writer waits with it.
+    const queued = this.#transport.queued?.();
+    if (!queued) return this.#holdWriter(callback);
+    const go = (): void => this.#holdWriter(callback);
+    queued.then(go, go);
+  }
+
+  /** Call the writer back, unless too much text is not yet spoken: then when segments complete. */
+  #holdWriter(callback: (error?: Error | null) => void): void {
+    if (this.#pendingChars <= this.#maxChars || this.#interrupted) return callback();
     this.#writeWaiter = () => callback();
   }
 
