@@ -129,12 +129,16 @@ export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerM
       return;
     }
     let handshake;
+    let release: (() => void) | undefined;
     try {
       handshake = checkHandshake(ctx, req);
+      // One generation per connection (spec 8): a keyed connection counts from here until its socket closes.
+      if (handshake.account) release = ctx.concurrency.take(handshake.account.userId);
     } catch (err) {
       rejectUpgrade(ctx, socket, err instanceof HttpError ? err : new HttpError(500, ApiErrorCode.internalError, 'internal server error'), requestId);
       return;
     }
+    if (release) socket.once('close', release);
     wss.handleUpgrade(req, socket, head, (ws) => {
       if (ctx.draining) {
         ws.close(1012, 'server draining');
