@@ -84,8 +84,10 @@ type SeatState = (typeof SeatState)[keyof typeof SeatState];
 export class Seat {
   readonly priority: Priority;
   #state: SeatState = SeatState.idle;
-  /** Refused once: it queues at the head, since it came first. */
+  /** Refused once: it queues again in its first place, ahead of everyone who came after it. */
   #front = false;
+  /** Its place in line: the order of first asking. */
+  ticket = 0;
   #wait: Promise<void> | undefined;
   #grant: (() => void) | undefined;
   #reject: ((err: Error) => void) | undefined;
@@ -119,10 +121,13 @@ export class Seat {
     if (signal?.aborted) return Promise.reject(new AbortError('aborted while waiting for a slot', { cause: signal.reason }));
     this.#state = SeatState.queued;
     this.#queuedAt = this.budget.now();
+    this.ticket ||= this.budget.nextTicket();
     this.#wait = new Promise<void>((resolve, reject) => {
       this.#grant = resolve;
       this.#reject = reject;
     });
+    // Whoever awaits it hears how the wait ended; nobody awaiting it is no unhandled rejection.
+    this.#wait.catch(() => undefined);
     const timeout = this.options.queueTimeoutMs;
     if (timeout !== undefined && Number.isFinite(timeout)) {
       this.#timer = setTimeout(() => this.#fail(new QueueTimeoutError(timeout, this.budget.stats())), Math.max(0, timeout));
@@ -201,6 +206,7 @@ export class DeploymentBudget {
   #closedUntil = 0;
   #reopen: ReturnType<typeof setTimeout> | undefined;
   readonly #queues: Record<Priority, Seat[]> = { interactive: [], batch: [] };
+  #tickets = 0;
 
   constructor(options: BudgetOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -241,11 +247,17 @@ export class DeploymentBudget {
     return { running: this.#running, queued: this.#queues.interactive.length + this.#queues.batch.length, limit: Number.isFinite(limit) ? limit : null, peak: this.#peak, refusals: this.#refusals, closedForMs: this.closedForMs() };
   }
 
-  /** @internal a seat waits */
-  enqueue(seat: Seat, front: boolean): void {
+  /** @internal the next place in line */
+  nextTicket(): number {
+    return ++this.#tickets;
+  }
+
+  /** @internal a seat waits: at the back, or a refused one back in its first place */
+  enqueue(seat: Seat, again: boolean): void {
     const queue = this.#queues[seat.priority];
-    if (front) queue.unshift(seat);
-    else queue.push(seat);
+    const at = again ? queue.findIndex((s) => s.ticket > seat.ticket) : -1;
+    if (at < 0) queue.push(seat);
+    else queue.splice(at, 0, seat);
     this.#dispatch();
   }
 
