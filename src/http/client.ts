@@ -327,16 +327,14 @@ export class HttpClient {
             }
             if (decision.budgeted) budgeted++;
             else inProgressWaits++;
+            // A refusal closes the deployment for everyone: this request waits as long as the longest wait any
+            // request was given, and a creation gives its slot back (teaching the budget) and lines up first again.
+            if (status === 429 && seat) seat.refused(decision.delayMs);
+            else if (status === 429) budget.pause(decision.delayMs);
             const info: RetryInfo = { attempt: attemptNumber, error: failure, delayMs: decision.delayMs, method, path: url.pathname };
             this.#onRetry?.(info);
             options.onRetry?.(info);
-            if (status === 429) {
-              // A refusal closes the deployment for everyone: this request waits as long as the longest wait any
-              // request was given, and a creation gives its slot back (teaching the budget) and lines up first again.
-              if (seat) seat.refused(decision.delayMs);
-              else budget.pause(decision.delayMs);
-              await this.#sleep(Math.max(decision.delayMs, budget.closedForMs()), options.signal);
-            } else await this.#sleep(decision.delayMs, options.signal);
+            await this.#sleep(status === 429 ? Math.max(decision.delayMs, budget.closedForMs()) : decision.delayMs, options.signal);
           },
         },
       );

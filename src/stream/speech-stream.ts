@@ -631,6 +631,16 @@ export class SpeechStream extends Duplex {
     this.destroy(err);
   }
 
+  /** Destroyed from outside (`destroy()`): the request ends too, and with it its slot of the deployment's budget. */
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (!this.#interrupted && !this.#fatal && this.#waterfall.endMs === undefined) {
+      this.#interrupted = true;
+      this.#requests.drop();
+      void this.#transport.abort(new AbortError('the stream was destroyed')).catch(() => undefined);
+    }
+    callback(error);
+  }
+
   #fail(err: unknown): void {
     if (this.#fatal || this.#interrupted) return;
     const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', err instanceof Error ? err.message : String(err), { cause: err });
