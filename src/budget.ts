@@ -11,8 +11,9 @@
  * - Waiting is fair: first come, first served within a priority, and
  *   `interactive` (speech someone listens to) before `batch`. A slot refused
  *   by the deployment goes back to the head of its queue: it came first.
- * - A 429's `Retry-After` closes the deployment for every caller of this
- *   process at once (one "closed until" time), not each on its own.
+ * - A 429's `Retry-After` (or a realtime close 1013's backoff) closes the
+ *   deployment for every caller of this process at once (one "closed
+ *   until" time), not each on its own.
  * - A slot is held for a generation's whole life, resumes and reconnects
  *   included, and given back once, however the generation ends.
  *

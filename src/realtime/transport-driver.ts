@@ -5,9 +5,9 @@
  * result, the summary. The browser facade drives the machine with inputs
  * and listens to its events, so its bundle carries none of this.
  */
-import { AbortError, VoxpipeError } from '../errors.js';
+import { AbortError, ConnectionError, VoxpipeError } from '../errors.js';
 import type { Seat } from '../budget.js';
-import { ErrorCode } from '../protocol/constants.js';
+import { CloseCode, ErrorCode } from '../protocol/constants.js';
 import { TransportName, type ReadyInfo, type SegmentInput } from '../transport.js';
 import { Driver, type DrivenMachine, type DriverEvent, type DriverOptions, type DriverOwner } from './driver.js';
 import type { MachineSegmentResult } from './reliable/types.js';
@@ -143,6 +143,9 @@ export class TransportDriver<M extends DrivenMachine, Summary> extends Driver<M>
   }
 
   override emit(event: DriverEvent): void {
+    // Closed with 1013, the deployment said it is overloaded (spec 7.7): every generation of this process to it
+    // waits this backoff before connecting, not only this one (and before anyone hears of the retry).
+    if (event.type === 'retry' && this.#seat && event.error instanceof ConnectionError && event.error.closeCode === CloseCode.tryAgainLater) this.#seat.budget.pause(event.delayMs);
     super.emit(event);
     switch (event.type) {
       case 'ready':

@@ -155,6 +155,19 @@ describe('a slot is held for the life of a generation and given back once', () =
     expect(budget.stats()).toMatchObject({ running: 0, queued: 0, peak: 1 });
   }, 30_000);
 
+  it('a close 1013 (overload) holds every connection of the deployment for the backoff, not only the one closed', async () => {
+    const { config } = await deployment({ faults: { realtimeClose: { afterAudioFrames: 2, code: 1013, times: 1 } } });
+    const budget = deploymentBudget(config.baseUrl, config.apiKey);
+    const speech = await createSpeechStream(config, { format: 'pcm', transport: 'realtime' });
+    const closedFor: number[] = [];
+    speech.on('retry', ({ delayMs }) => closedFor.push(budget.closedForMs(), delayMs));
+    speech.end('A sentence long enough to be cut off. And another one after it, to resume.');
+    for await (const _chunk of speech);
+    expect(closedFor).toHaveLength(2);
+    expect(closedFor[0]).toBeGreaterThan(0);
+    expect(closedFor[0]).toBeLessThanOrEqual(closedFor[1]!);
+  }, 30_000);
+
   it('a resume reconnects on the same slot: no second slot, none left behind', async () => {
     const { config } = await deployment({ faults: { realtimeClose: { afterAudioFrames: 2, code: 1012, times: 1 } } });
     const budget = deploymentBudget(config.baseUrl, config.apiKey);
