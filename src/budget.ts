@@ -94,7 +94,6 @@ export class Seat {
   #reject: ((err: Error) => void) | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #unlink: (() => void) | undefined;
-  #queuedAt = 0;
 
   constructor(
     readonly budget: DeploymentBudget,
@@ -121,7 +120,6 @@ export class Seat {
     const signal = this.options.signal;
     if (signal?.aborted) return Promise.reject(new AbortError('aborted while waiting for a slot', { cause: signal.reason }));
     this.#state = SeatState.queued;
-    this.#queuedAt = this.budget.now();
     this.ticket ||= this.budget.nextTicket();
     this.#wait = new Promise<void>((resolve, reject) => {
       this.#grant = resolve;
@@ -161,11 +159,6 @@ export class Seat {
     this.#state = SeatState.ended;
     if (was === SeatState.held) this.budget.released();
     else if (was === SeatState.queued) this.#fail(new AbortError('the generation ended while it waited for a slot'), true);
-  }
-
-  /** Milliseconds this seat has waited so far in its current wait. */
-  waitedMs(): number {
-    return this.budget.now() - this.#queuedAt;
   }
 
   /** The budget gives it a slot. */

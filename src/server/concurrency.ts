@@ -84,11 +84,4 @@ export class ConcurrencyCap {
   stats(): ConcurrencyStats {
     return { running: this.#total, peak: this.#peak, admitted: this.#admitted, refused: this.#refused, max: this.#max ?? null };
   }
-
-  /** Start the peak and the counts again (a bench between runs); what runs keeps counting. */
-  reset(): void {
-    this.#peak = Math.max(0, ...this.#running.values());
-    this.#admitted = 0;
-    this.#refused = 0;
-  }
 }

@@ -4,7 +4,7 @@
  * once however a generation ends. The clock is injected; no time passes.
  */
 import { describe, expect, it } from 'vitest';
-import { DeploymentBudget, deploymentBudget, Priority } from '../../src/budget.js';
+import { DeploymentBudget, deploymentBudget, envMaxConcurrency, Priority } from '../../src/budget.js';
 import { AbortError, QueueTimeoutError } from '../../src/errors.js';
 
 /** Settle pending promise callbacks. */
@@ -135,6 +135,13 @@ describe('DeploymentBudget', () => {
     expect((err as Error).message).toMatch(/no slot .* within 20 ms/);
     expect(budget.stats()).toMatchObject({ running: 1, queued: 0 });
     holder.release();
+  });
+
+  it('takes its default cap from VOXPIPE_MAX_CONCURRENCY, a whole number from 1', () => {
+    expect(envMaxConcurrency({ VOXPIPE_MAX_CONCURRENCY: '50' })).toBe(50);
+    expect(envMaxConcurrency({})).toBeUndefined();
+    expect(envMaxConcurrency({ VOXPIPE_MAX_CONCURRENCY: '0' })).toBeUndefined();
+    expect(envMaxConcurrency({ VOXPIPE_MAX_CONCURRENCY: 'lots' })).toBeUndefined();
   });
 
   it('is one per deployment: every URL of the origin and the same key share it; the key is not kept in the clear', () => {
