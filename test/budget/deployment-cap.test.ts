@@ -122,6 +122,24 @@ describe('the wait for a slot', () => {
   }, 30_000);
 });
 
+describe('HTTP creations', () => {
+  it('share the realtime streams\' slots: a sync synthesis waits for one, or ends in queue_timeout', async () => {
+    const { server, config } = await deployment({});
+    const held = await holding(config, { maxConcurrency: 1 });
+    const voiceId = (await held.speech.open()).voiceId;
+    const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, maxConcurrency: 1, queueTimeoutMs: 200 });
+    const err = await client.tts.synthesize({ text: 'Too late.', voiceId, format: 'pcm' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(QueueTimeoutError);
+    expect(server.concurrency.stats().admitted).toBe(1);
+    // Unbounded, it runs once the stream ended.
+    const waiting = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, queueTimeoutMs: 10_000 }).tts.synthesize({ text: 'In turn.', voiceId, format: 'pcm' });
+    held.speech.end();
+    expect((await waiting).audio.length).toBeGreaterThan(0);
+    await held.done;
+    expect(deploymentBudget(config.baseUrl, config.apiKey).stats()).toMatchObject({ running: 0, queued: 0, peak: 1 });
+  }, 30_000);
+});
+
 describe('a slot is held for the life of a generation and given back once', () => {
   it('on completion, error and abort: nothing leaks, the next stream gets the slot', async () => {
     const { config } = await deployment({});
