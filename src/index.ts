@@ -44,6 +44,31 @@ export * from './errors.js';
 export type { AudioChunk, AudioFormat, PcmInfo } from './protocol/audio.js';
 export { verifyWebhookSignature, signWebhook, parseSignatureHeader, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_TOLERANCE_MS } from './protocol/webhooks.js';
 
+export { AttemptOutcome, ChannelName, RequestOutcome } from './telemetry/channels.js';
+export type {
+  AttemptEndMessage,
+  AttemptStartMessage,
+  ChannelMessages,
+  HttpRequestEndMessage,
+  HttpRequestInfo,
+  HttpRequestStartMessage,
+  RequestEndMessage,
+  RequestErrorMessage,
+  RequestFailoverMessage,
+  RequestFirstAudioMessage,
+  RequestReadyMessage,
+  RequestResumeMessage,
+  RequestRetryMessage,
+  RequestRolloverMessage,
+  RequestStartMessage,
+  SegmentCompleteMessage,
+  SegmentFirstAudioMessage,
+  SegmentSentMessage,
+  SegmentStartMessage,
+  ServerEndpoint,
+  StreamMessage,
+} from './telemetry/channels.js';
+
 export * as realtime from './realtime/index.js';
 export * as http from './http/index.js';
 export * as sinks from './sinks/index.js';

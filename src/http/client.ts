@@ -21,6 +21,7 @@ import pRetry from 'p-retry';
 import { abortErrorOf, sleep as defaultSleep, type SleepFn } from './sleep.js';
 import { joinUrl, parseSetting, requireApiKey, serviceUrls } from '../config.js';
 import { deploymentBudget, Priority, type DeploymentBudget } from '../budget.js';
+import { publish, type HttpRequestInfo } from '../telemetry/channels.js';
 
 export { ClientErrorCode } from '../protocol/codes.js';
 import { ClientErrorCode } from '../protocol/codes.js';
@@ -261,7 +262,28 @@ export class HttpClient {
    * `ApiError` subclass for a non-2xx status, `TimeoutError`,
    * `ConnectionError` or `AbortError`.
    */
-  async request(options: RequestOptions): Promise<ApiResponse> {
+  request(options: RequestOptions): Promise<ApiResponse> {
+    if (!publish.httpRequestStart.hasSubscribers && !publish.httpRequestEnd.hasSubscribers) return this.#request(options);
+    return this.#observed(options);
+  }
+
+  /** `request()` with its start and end published (`http:request:start`, `http:request:end`): path and status, never the query or the key. */
+  async #observed(options: RequestOptions): Promise<ApiResponse> {
+    const url = this.url(options.path, options.root ?? false);
+    const request: HttpRequestInfo = { method: options.method ?? HttpMethod.get, origin: url.origin, path: url.pathname };
+    publish.httpRequestStart.publish({ request });
+    try {
+      const res = await this.#request(options);
+      publish.httpRequestEnd.publish({ request, status: res.status, retries: res.retries, error: undefined });
+      return res;
+    } catch (err) {
+      const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
+      publish.httpRequestEnd.publish({ request, status: err instanceof ApiError ? err.status : undefined, retries: 0, error });
+      throw err;
+    }
+  }
+
+  async #request(options: RequestOptions): Promise<ApiResponse> {
     const method = options.method ?? HttpMethod.get;
     const url = this.url(options.path, options.root ?? false, options.query);
     const encoded = encodeBody(options.body);

@@ -4,12 +4,15 @@
  * (the one HTTP client core, `status-client.ts`), and audio as `Buffer`s.
  */
 import { connect, type ConnectionSource, type ConnectOptions } from './connection.js';
-import type { Link, Reads } from './driver.js';
+import type { Link, LinkHandlers, Reads } from './driver.js';
 import { RECOVERY_DEFAULTS } from './budgets.js';
 import { fetchRequestStatus, fetchSegmentAudio } from './status-client.js';
 import { defined } from '../defined.js';
 import { RateLimitError, VoxpipeError } from '../errors.js';
 import { deploymentBudget, type Priority, type Seat } from '../budget.js';
+import { AttemptOutcome, endpointOf, publish } from '../telemetry/channels.js';
+import { CloseCode } from '../protocol/constants.js';
+import type { SegmentTransport } from '../transport.js';
 
 export interface NodeLinkOptions {
   /** `{ws_url}` of the realtime service. */
@@ -79,6 +82,30 @@ export function nodeLink(options: NodeLinkOptions): Link {
         throw err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', err instanceof Error ? err.message : String(err), { cause: err });
       }
     }
+  };
+}
+
+/**
+ * `link` with each connection attempt published (`attempt:start`, then
+ * `attempt:end` once it could not connect or, connected, closed). Only when
+ * someone subscribes: otherwise the link itself, and the frames never pass
+ * through here.
+ */
+export function observedLink(link: Link, session: SegmentTransport, requestId: string | undefined, wsUrl: string | undefined): Link {
+  let attempts = 0;
+  return (handlers) => {
+    attempts++;
+    if (!publish.attemptStart.hasSubscribers && !publish.attemptEnd.hasSubscribers) return link(handlers);
+    const start = { session, requestId, attempt: attempts, server: wsUrl === undefined ? undefined : endpointOf(wsUrl) };
+    publish.attemptStart.publish(start);
+    const onClose: LinkHandlers['onClose'] = (info) => {
+      if (publish.attemptEnd.hasSubscribers) publish.attemptEnd.publish({ ...start, outcome: info.code === CloseCode.normal ? AttemptOutcome.closed : AttemptOutcome.dropped, code: info.code, reason: info.reason, error: info.error });
+      handlers.onClose(info);
+    };
+    return link({ onEvent: handlers.onEvent, onClose }).catch((err: unknown) => {
+      if (publish.attemptEnd.hasSubscribers) publish.attemptEnd.publish({ ...start, outcome: AttemptOutcome.failed, code: undefined, reason: undefined, error: err as VoxpipeError });
+      throw err;
+    });
   };
 }
 

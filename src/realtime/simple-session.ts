@@ -77,6 +77,7 @@ export class SimpleSession extends NodeSession<SimpleMachine, SimpleSummary> {
       link: nodeLink({ ...options, seat }),
       seat,
       requestId,
+      wsUrl: options.wsUrl,
       signal: options.signal,
     });
   }

@@ -78,6 +78,7 @@ export class ReliableSession extends NodeSession<ReliableMachine, ReliableSummar
       seat,
       reads: nodeReads({ rtHttpUrl, apiKey, statusTimeoutMs: options.statusTimeoutMs, httpTimeoutMs }),
       requestId,
+      wsUrl,
       partialPolicy: options.onPartialSegment,
       signal,
     });
