@@ -37,6 +37,8 @@ export type { ClientOptions, VoxpipeClient } from './http/index.js';
 export { openService, serviceConfigOf } from './service.js';
 export type { OpenServiceOptions, Service } from './service.js';
 export { configFromEnv, deriveUrls } from './config.js';
+export { deploymentBudget, DeploymentBudget, Priority, Seat } from './budget.js';
+export type { BudgetOptions, BudgetStats, SeatOptions } from './budget.js';
 export type { ServiceConfig } from './config.js';
 export * from './errors.js';
 export type { AudioChunk, AudioFormat, PcmInfo } from './protocol/audio.js';

@@ -62,6 +62,10 @@ export abstract class NodeSession<M extends DrivenMachine, Summary extends Trans
     return this.driver.machine.pending();
   }
 
+  queued(): Promise<void> | undefined {
+    return this.driver.queued;
+  }
+
   /** What `end()` resolves with, once the machine finished. */
   protected abstract summarize(): Summary;
 

@@ -274,8 +274,16 @@ export class SpeechStream extends Duplex {
     this.#pendingText += text;
     this.#pendingChars += text.length;
     this.#segmenter.push(text);
-    if (this.#pendingChars <= this.#maxChars) return callback();
-    // Too much text not yet spoken: hold the writer until segments complete.
+    // Waiting for a slot of the deployment's budget (`budget.ts`): the writer waits with it.
+    const queued = this.#transport.queued?.();
+    if (!queued) return this.#holdWriter(callback);
+    const go = (): void => this.#holdWriter(callback);
+    queued.then(go, go);
+  }
+
+  /** Call the writer back, unless too much text is not yet spoken: then when segments complete. */
+  #holdWriter(callback: (error?: Error | null) => void): void {
+    if (this.#pendingChars <= this.#maxChars || this.#interrupted) return callback();
     this.#writeWaiter = () => callback();
   }
 
@@ -682,6 +690,12 @@ export class SpeechStream extends Duplex {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     // Destroyed by its user: the request ends here too (a failure, an abort or the end published it already).
     if (!this.#endPublished) this.#publishEnd(error ? RequestOutcome.failed : RequestOutcome.aborted, error ? (error instanceof VoxpipeError ? error : new VoxpipeError('internal_error', error.message, { cause: error })) : undefined);
+    // And its transport stops, giving back its slot of the deployment's budget (`budget.ts`).
+    if (!this.#interrupted && !this.#fatal && this.#waterfall.endMs === undefined) {
+      this.#interrupted = true;
+      this.#requests.drop();
+      void this.#transport.abort(new AbortError('the stream was destroyed')).catch(() => undefined);
+    }
     // The decoders of segments still arriving (mp3, opus word timings) are released.
     this.#core.close();
     callback(error);
