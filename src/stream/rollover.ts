@@ -90,7 +90,8 @@ export class RequestChain {
    * costs the listener nothing, and is only `warn`ed).
    */
   retire(transport: SegmentTransport, warn: (warning: { code: string; message: string }) => void): void {
-    const id = this.ids[this.ids.length - 2] ?? '';
+    // Retired before the next request is advanced to: the last id is its own.
+    const id = this.ids[this.ids.length - 1] ?? '';
     // It has nothing more to say but its end: let it read its socket.
     transport.resume();
     const ended = transport.end().then(

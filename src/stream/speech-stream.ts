@@ -448,13 +448,16 @@ export class SpeechStream extends Duplex {
     await this.#requestDrained();
     // Stopped, or a failover took over meanwhile: the next request is not used.
     if (this.#interrupted || this.#fatal || this.#transport !== current) return;
+    // Its audio is all in: it ends before the next request is awaited, so its
+    // slot of the deployment's budget goes back first (under a cap of one the
+    // next request waits for exactly that slot).
+    chain.retire(current, (w) => this.emit('warning', w));
     const info = await next.opened;
     chain.advance(info);
     this.#transport = next.transport;
     this.#attach(next.transport);
     if (publish.requestRollover.hasSubscribers) publish.requestRollover.publish({ stream: this, requestId: info.requestId, transport: next.transport });
     if (this.#paused) next.transport.pause();
-    chain.retire(current, (w) => this.emit('warning', w));
   }
 
   #onSendFailed(err: unknown): void {

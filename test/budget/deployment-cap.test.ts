@@ -186,6 +186,18 @@ describe('a slot is held for the life of a generation and given back once', () =
     expect(closedFor[0]).toBeLessThanOrEqual(closedFor[1]!);
   }, 30_000);
 
+  it('a text over several requests under a cap of one: each request ends before the next takes the slot', async () => {
+    const { server, config } = await deployment({ maxConcurrentGenerations: 1 });
+    const speech = await createSpeechStream(config, { format: 'pcm', transport: 'realtime', maxConcurrency: 1, requestUnits: 120 });
+    speech.end('One sentence to begin the text with. '.repeat(12));
+    let bytes = 0;
+    for await (const chunk of speech) bytes += (chunk as Buffer).length;
+    expect(bytes).toBeGreaterThan(0);
+    expect(speech.summary().requestIds.length).toBeGreaterThanOrEqual(3);
+    expect(server.concurrency.stats()).toMatchObject({ peak: 1, refused: 0 });
+    expect(deploymentBudget(config.baseUrl, config.apiKey).stats()).toMatchObject({ running: 0, queued: 0 });
+  }, 60_000);
+
   it('a resume reconnects on the same slot: no second slot, none left behind', async () => {
     const { config } = await deployment({ faults: { realtimeClose: { afterAudioFrames: 2, code: 1012, times: 1 } } });
     const budget = deploymentBudget(config.baseUrl, config.apiKey);
