@@ -10,10 +10,9 @@
 //         load (a shared core stalls caches and adds context switches);
 //     (b) instructions per MB, which the load does not change: each client
 //         alone in its own process (`--client raw|stream`, this script) under
-//         `valgrind --tool=callgrind`, against the same server; the count of
-//         a process running W+N requests less that of one running W, over
-//         the N requests' MB. With `--words off` the stream's word-timing
-//         meter is skipped (diagnostic: its share of the stream's cost).
+//         `valgrind --tool=callgrind`, against the same server; W warm-up
+//         requests, then N counted, over their MB. With `--words off` the
+//         stream's word timings are skipped (diagnostic: their share).
 //  2. time to first audio (warm: connection open and `ready` before the
 //     timer; timer from handing over the text to the first audio byte) of
 //     the raw client, of ReliableSession, and of SpeechStream (text written
@@ -28,8 +27,9 @@
 //     (b) a stand-in server that generates nothing (bench/_blast-server.mjs,
 //         child process, 64 KiB of audio per segment): the server answers
 //         at once, so what remains is the clients and the loopback.
-//     Instructions of the first-audio path: callgrind as in 1b, the
-//     difference of a process running W+N warm TTFA runs and one running W.
+//     Instructions of the first-audio path: callgrind as in 1b over warm
+//     TTFA runs against the blast server sending one 8 KiB frame per
+//     segment (the whole short request after `ready`: mostly that path).
 //  3. audio throughput through SpeechStream into a null sink, as a share of
 //     the raw client's frame throughput (target: >= 80%): (a) against the
 //     reference server, a long text, end to end (the server's generation may
@@ -40,12 +40,14 @@
 //     bytes than a user's request has: 1 decides the CPU per MB target.
 // Run `npm run build` first. Options: --runs N (TTFA, per block, 300)
 // --blocks N (3) --warmup N (30) --rounds N (throughput rounds, 10)
-// --requests N (whole-request rounds, 10) --instr-requests N (callgrind, 3;
-// 0 skips the instruction counts) --only whole|ttfa|throughput (repeatable).
+// --requests N (whole-request rounds, 10) --instr-requests N (callgrind's
+// measured runs per client, 2; 0 skips the instruction counts)
+// --instr-warmup N (runs before them, 5) --only whole|ttfa|throughput
+// (repeatable).
 // Writes bench/out/client-vs-raw.json (bench/results/ with --record).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
@@ -62,7 +64,8 @@ const BLOCKS = argInt('blocks', 3);
 const WARMUP = argInt('warmup', 30);
 const ROUNDS = argInt('rounds', 10);
 const REQUESTS = argInt('requests', 10);
-const INSTR_REQUESTS = argInt('instr-requests', 3);
+const INSTR_REQUESTS = argInt('instr-requests', 2);
+const INSTR_WARM = argInt('instr-warmup', 5);
 /** Value of `--name` on the command line, else `fallback`. */
 const argStr = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -210,15 +213,20 @@ async function measureWhole(cfg) {
 
 /**
  * Client-only mode (`--client raw|stream|raw-ttfa|session-ttfa|stream-ttfa`,
- * `--server JSON`): W warm-up runs then N measured ones of one client, for
- * callgrind to count. Prints `{"bytes":B}`: the audio of the N measured runs.
+ * `--server JSON`): W warm-up runs, then N measured ones of one client
+ * between two calls of `os.getPriority()`, the marks callgrind cuts its count
+ * at (libuv's `uv_os_getpriority`, which nothing else here calls). Prints
+ * `{"bytes":B}`: the audio of the N measured runs.
  */
 async function clientOnly(name, cfg) {
-  const warm = argInt('warm', 1);
-  const n = argInt('requests', 0);
+  const warm = INSTR_WARM;
+  const n = INSTR_REQUESTS;
   if (argStr('words', 'on') === 'off') {
     const { SpeechCore } = await import('../dist/stream/speech-core.js');
     SpeechCore.prototype.meter = () => undefined;
+    SpeechCore.prototype.complete = function complete(segment) {
+      segment.completed = true;
+    };
   }
   const texts = wholeRequestTexts();
   const segments = JSON.parse(argStr('segments', JSON.stringify(texts)));
@@ -232,35 +240,48 @@ async function clientOnly(name, cfg) {
   }[name];
   for (let i = 0; i < warm; i++) await run();
   let bytes = 0;
-  for (let i = 0; i < n; i++) bytes += (await run()) ?? 0;
+  getPriority();
+  for (let i = 0; i < n; i++) {
+    const result = await run();
+    // Whole requests resolve with their audio bytes; TTFA runs with a time.
+    if (!name.endsWith('-ttfa')) bytes += result;
+  }
+  getPriority();
   process.stdout.write(`${JSON.stringify({ bytes })}\n`);
 }
 
-/** Instructions callgrind counts in a client-only process (`--single-threaded`: no compiler or GC threads, one deterministic thread). */
-async function countInstructions(name, cfg, { warm, requests, extra = [] }) {
+/**
+ * Instructions of the measured runs of one client-only process, counted by
+ * callgrind between the two marks (`--single-threaded`: no compiler or GC
+ * threads, everything on the one thread counted). Warm-up runs first, so
+ * the optimizing compiler's work is mostly done: the steady state a
+ * long-running process pays per request.
+ */
+async function instructionsOf(name, cfg, extra = []) {
   const dir = mkdtempSync(join(tmpdir(), 'voxpipe-callgrind-'));
   try {
-    const args = ['--tool=callgrind', `--callgrind-out-file=${join(dir, 'out')}`, process.execPath, '--single-threaded', join(ROOT, 'bench/client-vs-raw.mjs'), '--client', name, '--server', JSON.stringify(cfg), '--warm', String(warm), '--requests', String(requests), ...extra];
+    const out = join(dir, 'out');
+    const args = ['--tool=callgrind', '--dump-before=uv_os_getpriority', `--callgrind-out-file=${out}`, process.execPath, '--single-threaded', join(ROOT, 'bench/client-vs-raw.mjs'), '--client', name, '--server', JSON.stringify(cfg), '--instr-warmup', String(INSTR_WARM), '--instr-requests', String(INSTR_REQUESTS), ...extra];
     const child = spawn('valgrind', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.stderr.on('data', (c) => (err += c));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
     const code = await new Promise((resolve) => child.once('close', resolve));
-    const collected = /Collected\s*:\s*(\d+)/.exec(err);
-    if (code !== 0 || !collected) throw new Error(`callgrind of --client ${name} failed (${code}): ${err.slice(-500)}`);
-    return { instructions: Number(collected[1]), bytes: JSON.parse(out.trim().split('\n').pop()).bytes };
+    // Part 2: from the first mark to the second, the measured runs.
+    const totals = code === 0 ? /^totals:\s*(\d+)/m.exec(readFileSync(`${out}.2`, 'utf8')) : null;
+    if (!totals) throw new Error(`callgrind of --client ${name} failed (${code}): ${stderr.slice(-500)}`);
+    const instructions = Number(totals[1]);
+    const bytes = JSON.parse(stdout.trim().split('\n').pop()).bytes;
+    return {
+      warmupRuns: INSTR_WARM,
+      runs: INSTR_REQUESTS,
+      instructionsPerRun: Math.round(instructions / INSTR_REQUESTS),
+      ...(bytes > 0 && { bytesPerRun: bytes / INSTR_REQUESTS, instructionsPerMb: Math.round(instructions / (bytes / MB)) }),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** Instructions of N runs: a process of W+N runs less one of W. */
-async function instructionsOf(name, cfg, extra = []) {
-  const base = await countInstructions(name, cfg, { warm: 2, requests: 0, extra });
-  const more = await countInstructions(name, cfg, { warm: 2, requests: INSTR_REQUESTS, extra });
-  const instructions = more.instructions - base.instructions;
-  return { runs: INSTR_REQUESTS, instructionsPerRun: Math.round(instructions / INSTR_REQUESTS), bytesPerRun: more.bytes / INSTR_REQUESTS, ...(more.bytes > 0 && { instructionsPerMb: Math.round(instructions / (more.bytes / MB)) }) };
 }
 
 async function hasValgrind() {
@@ -535,7 +556,7 @@ const results = {
   baseline: 'minimal raw client: ws + @msgpack/msgpack (one Decoder/Encoder reused, every frame decoded), same reliable exchange and pacing, the same segments (bench/_raw-client.mjs)',
   method: {
     wholeRequests: 'connect, start, ready, eight texts of ~600 characters each written and flushed, end, finish; SpeechStream (word timings on: pcm) piped into a null sink vs the raw client; interleaved, order alternating; client process CPU (user + system) per MB per round, the stream over raw per round, then the median',
-    instructions: 'callgrind (valgrind) instruction counts of a client-only process (node --single-threaded) against the same server in another process: a process of W+N runs less one of W, over the N runs (per MB, or per run for the short request); load-independent',
+    instructions: 'callgrind (valgrind) instruction counts of a client-only process (node --single-threaded) against the same server in another process: W warm-up runs, then N counted between two marks, per MB (or per run for the short request); load-independent',
     ttfa: 'warm: connection open and ready before the timer; timer from handing the text over to the first audio byte; raw, ReliableSession and SpeechStream runs interleaved, order rotated every round; added = median over blocks of the per-block percentile difference; percentiles exact (type 7)',
   },
   targets: TARGET,
