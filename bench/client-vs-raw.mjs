@@ -6,8 +6,10 @@
 //     client decoding every frame with @msgpack/msgpack and sending the same
 //     segments. Two figures:
 //     (a) client CPU time per MB (process.cpuUsage), per round back to back,
-//         runs interleaved (order alternating); it swings with the machine's
-//         load (a shared core stalls caches and adds context switches);
+//         runs interleaved (order rotated; a third client, SpeechStream with
+//         its word timings off, is a diagnostic of their share); it swings
+//         with the machine's load (a shared core stalls caches and adds
+//         context switches);
 //     (b) instructions per MB, which the load does not change: each client
 //         alone in its own process (`--client raw|stream`, this script) under
 //         `valgrind --tool=callgrind`, against the same server; W warm-up
@@ -54,6 +56,7 @@ import { Writable } from 'node:stream';
 import { median, summarize } from '../dist/bench/stats.js';
 import { BENCH_TEXTS } from '../dist/bench/texts.js';
 import { ReliableSession } from '../dist/realtime/reliable/session.js';
+import { SpeechCore } from '../dist/stream/speech-core.js';
 import { SpeechStream } from '../dist/stream/speech-stream.js';
 import { TokenSegmenter } from '../dist/stream/token-segmenter.js';
 import { argInt, machine, r, ROOT, writeResults, startToneBench } from './_common.mjs';
@@ -167,6 +170,21 @@ async function rawRequest(cfg, segments) {
   return s.speak(segments);
 }
 
+const { meter, complete } = SpeechCore.prototype;
+/**
+ * Word timings on (the library as it is) or off (diagnostic, to measure
+ * their share: the speech core neither meters the audio's energy nor
+ * estimates the timings at a segment's end).
+ */
+function wordTimings(on) {
+  SpeechCore.prototype.meter = on ? meter : () => undefined;
+  SpeechCore.prototype.complete = on
+    ? complete
+    : function completeWithoutWords(segment) {
+        segment.completed = true;
+      };
+}
+
 /** The segments SpeechStream sends for `texts` (the raw client sends the same). */
 async function streamSegments(cfg, texts) {
   const segments = [];
@@ -179,15 +197,21 @@ async function measureWhole(cfg) {
   const texts = wholeRequestTexts();
   const segments = await streamSegments(cfg, texts); // also the warm-up
   await rawRequest(cfg, segments);
-  const rounds = { raw: [], stream: [] };
+  wordTimings(false);
+  await streamRequest(cfg, texts);
+  wordTimings(true);
+  const rounds = { raw: [], stream: [], streamWordsOff: [] };
+  const names = Object.keys(rounds);
   for (let round = 0; round < REQUESTS; round++) {
-    const order = round % 2 === 0 ? ['raw', 'stream'] : ['stream', 'raw'];
-    for (const name of order) {
+    for (let k = 0; k < names.length; k++) {
+      // Order rotated every round.
+      const name = names[(k + round) % names.length];
+      wordTimings(name !== 'streamWordsOff');
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       const bytes = await (name === 'raw' ? rawRequest(cfg, segments) : streamRequest(cfg, texts));
       const cpu = process.cpuUsage(cpu0);
-      rounds[name].push({ bytes, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 });
+      rounds[name].push({ bytes, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, userMs: cpu.user / 1000 });
     }
   }
   const summary = (runs) => ({
@@ -195,17 +219,23 @@ async function measureWhole(cfg) {
     audioSecondsPerRequest: r(runs[0].bytes / BYTES_PER_AUDIO_S, 1),
     requestMs: r(median(runs.map((x) => x.ms)), 1),
     clientCpuMsPerMb: r(median(runs.map((x) => x.cpuMs / (x.bytes / MB))), 3),
+    // User time alone: the system time (socket reads, timers) is most of the rest.
+    clientUserCpuMsPerMb: r(median(runs.map((x) => x.userMs / (x.bytes / MB))), 3),
     clientCpuMsPerMbPerRound: runs.map((x) => r(x.cpuMs / (x.bytes / MB), 3)),
   });
-  const perRound = rounds.stream.map((x, i) => x.cpuMs / x.bytes / (rounds.raw[i].cpuMs / rounds.raw[i].bytes));
+  wordTimings(true);
+  const overRaw = (runs) => runs.map((x, i) => x.cpuMs / x.bytes / (rounds.raw[i].cpuMs / rounds.raw[i].bytes));
+  const perRound = overRaw(rounds.stream);
   return {
     rounds: REQUESTS,
     segments: segments.length,
     segmentChars: segments.map((t) => t.length),
     raw: summary(rounds.raw),
     stream: summary(rounds.stream),
+    streamWordTimingsOff: summary(rounds.streamWordsOff),
     streamCpuOverRawPairedMedian: r(median(perRound), 3),
     streamCpuOverRawPerRound: perRound.map((x) => r(x, 3)),
+    streamWordTimingsOffCpuOverRawPairedMedian: r(median(overRaw(rounds.streamWordsOff)), 3),
   };
 }
 
@@ -221,13 +251,7 @@ async function measureWhole(cfg) {
 async function clientOnly(name, cfg) {
   const warm = INSTR_WARM;
   const n = INSTR_REQUESTS;
-  if (argStr('words', 'on') === 'off') {
-    const { SpeechCore } = await import('../dist/stream/speech-core.js');
-    SpeechCore.prototype.meter = () => undefined;
-    SpeechCore.prototype.complete = function complete(segment) {
-      segment.completed = true;
-    };
-  }
+  if (argStr('words', 'on') === 'off') wordTimings(false);
   const texts = wholeRequestTexts();
   const segments = JSON.parse(argStr('segments', JSON.stringify(texts)));
   const clients = ttfaClients(cfg);
@@ -555,7 +579,7 @@ const results = {
   },
   baseline: 'minimal raw client: ws + @msgpack/msgpack (one Decoder/Encoder reused, every frame decoded), same reliable exchange and pacing, the same segments (bench/_raw-client.mjs)',
   method: {
-    wholeRequests: 'connect, start, ready, eight texts of ~600 characters each written and flushed, end, finish; SpeechStream (word timings on: pcm) piped into a null sink vs the raw client; interleaved, order alternating; client process CPU (user + system) per MB per round, the stream over raw per round, then the median',
+    wholeRequests: 'connect, start, ready, eight texts of ~600 characters each written and flushed, end, finish; SpeechStream (word timings on: pcm) piped into a null sink vs the raw client (and SpeechStream with word timings off, diagnostic); interleaved, order rotated; client process CPU (user + system) per MB per round, the stream over raw per round, then the median',
     instructions: 'callgrind (valgrind) instruction counts of a client-only process (node --single-threaded) against the same server in another process: W warm-up runs, then N counted between two marks, per MB (or per run for the short request); load-independent',
     ttfa: 'warm: connection open and ready before the timer; timer from handing the text over to the first audio byte; raw, ReliableSession and SpeechStream runs interleaved, order rotated every round; added = median over blocks of the per-block percentile difference; percentiles exact (type 7)',
   },
@@ -571,9 +595,10 @@ const file = writeResults('client-vs-raw', results);
 const w = whole.referenceServer;
 if (w) {
   console.log(`whole requests against the reference server (tone): ${w.segments} flushed segments (${w.segmentChars.join(', ')} characters), ${w.raw.audioSecondsPerRequest} s of audio each, ${REQUESTS} rounds interleaved`);
-  console.log(`  raw          client CPU ${w.raw.clientCpuMsPerMb} ms/MB (per round ${w.raw.clientCpuMsPerMbPerRound.join(' / ')})`);
-  console.log(`  SpeechStream client CPU ${w.stream.clientCpuMsPerMb} ms/MB (per round ${w.stream.clientCpuMsPerMbPerRound.join(' / ')})`);
-  console.log(`  SpeechStream/raw per round, median ${w.streamCpuOverRawPairedMedian}x (${w.streamCpuOverRawPerRound.join(' / ')})`);
+  console.log(`  raw          client CPU ${w.raw.clientCpuMsPerMb} ms/MB, user ${w.raw.clientUserCpuMsPerMb} (per round ${w.raw.clientCpuMsPerMbPerRound.join(' / ')})`);
+  console.log(`  SpeechStream client CPU ${w.stream.clientCpuMsPerMb} ms/MB, user ${w.stream.clientUserCpuMsPerMb} (per round ${w.stream.clientCpuMsPerMbPerRound.join(' / ')})`);
+  console.log(`  SpeechStream, word timings off (diagnostic) client CPU ${w.streamWordTimingsOff.clientCpuMsPerMb} ms/MB, user ${w.streamWordTimingsOff.clientUserCpuMsPerMb}`);
+  console.log(`  SpeechStream/raw per round, median ${w.streamCpuOverRawPairedMedian}x (${w.streamCpuOverRawPerRound.join(' / ')}); word timings off ${w.streamWordTimingsOffCpuOverRawPairedMedian}x`);
 }
 const wi = instructions.wholeRequest;
 if (wi) {
