@@ -139,6 +139,26 @@ export class AbortError extends VoxpipeError {
   }
 }
 
+/**
+ * No slot of the deployment's concurrency budget (`budget.ts`) came within
+ * the caller's `queueTimeoutMs`: the generation was never started, so
+ * nothing was charged. Retryable: slots free up as other generations end.
+ */
+export class QueueTimeoutError extends VoxpipeError {
+  override name = 'QueueTimeoutError';
+  declare readonly code: 'queue_timeout';
+  /** How long it waited, ms. */
+  readonly waitedMs: number;
+  constructor(waitedMs: number, state: { running: number; queued: number; limit: number | null }, options: VoxpipeErrorOptions = {}) {
+    super(
+      'queue_timeout',
+      `no slot of the deployment's concurrency budget within ${waitedMs} ms of waiting (${state.running} generations running, cap ${state.limit ?? 'unlimited'}, ${state.queued} waiting)`,
+      { retryable: true, ...options },
+    );
+    this.waitedMs = waitedMs;
+  }
+}
+
 /** A capability that needs something missing here (ffmpeg, a recognizer, an audio device). */
 export class UnavailableError extends VoxpipeError {
   override name = 'UnavailableError';

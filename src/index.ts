@@ -25,7 +25,7 @@ export { TransportName } from './transport.js';
 export type { ReadyInfo, SegmentInput, SegmentResult, SegmentTransport, TransportEvents, TransportSummary, UsageInfo } from './transport.js';
 export { TokenSegmenter } from './stream/token-segmenter.js';
 export type { TokenSegmenterOptions } from './stream/token-segmenter.js';
-export { estimateWordTimings, FrameEnergies, heardAtWord, proportionalWordTimings, type HeardCut, type WordTiming, type WordTimingAudio } from './stream/word-timing.js';
+export { estimateArrivingWordTimings, estimateWordTimings, FrameEnergies, heardAtWord, proportionalWordTimings, type HeardCut, type WordTiming, type WordTimingAudio } from './stream/word-timing.js';
 export { heardAt, type HeardLayout, type HeardSegment, type HeardText, type PlayedPosition, type SpokenAudio } from './stream/heard.js';
 export { SyncTransport } from './stream/transports/sync.js';
 export { AsyncTransport } from './stream/transports/async.js';
@@ -37,10 +37,37 @@ export type { ClientOptions, VoxpipeClient } from './http/index.js';
 export { openService, serviceConfigOf } from './service.js';
 export type { OpenServiceOptions, Service } from './service.js';
 export { configFromEnv, deriveUrls } from './config.js';
+export { deploymentBudget, DeploymentBudget, Priority, Seat } from './budget.js';
+export type { BudgetOptions, BudgetStats, SeatOptions } from './budget.js';
 export type { ServiceConfig } from './config.js';
 export * from './errors.js';
 export type { AudioChunk, AudioFormat, PcmInfo } from './protocol/audio.js';
 export { verifyWebhookSignature, signWebhook, parseSignatureHeader, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_TOLERANCE_MS } from './protocol/webhooks.js';
+
+export { AttemptOutcome, ChannelName, RequestOutcome } from './telemetry/channels.js';
+export type {
+  AttemptEndMessage,
+  AttemptStartMessage,
+  ChannelMessages,
+  HttpRequestEndMessage,
+  HttpRequestInfo,
+  HttpRequestStartMessage,
+  RequestEndMessage,
+  RequestErrorMessage,
+  RequestFailoverMessage,
+  RequestFirstAudioMessage,
+  RequestReadyMessage,
+  RequestResumeMessage,
+  RequestRetryMessage,
+  RequestRolloverMessage,
+  RequestStartMessage,
+  SegmentCompleteMessage,
+  SegmentFirstAudioMessage,
+  SegmentSentMessage,
+  SegmentStartMessage,
+  ServerEndpoint,
+  StreamMessage,
+} from './telemetry/channels.js';
 
 export * as realtime from './realtime/index.js';
 export * as http from './http/index.js';

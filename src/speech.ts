@@ -21,6 +21,7 @@ import { AbortError, type VoxpipeError } from './errors.js';
 import type { SegmentTransport, TransportChoice } from './transport.js';
 import { createHttpTransport } from './stream/transports/http-transports.js';
 import { defined } from './defined.js';
+import type { Priority } from './budget.js';
 
 export { defaultVoice } from './discovery.js';
 
@@ -78,6 +79,16 @@ export interface SpeechOptions extends Pick<SpeechStreamOptions, 'segmenter' | '
   onWarning?: ((warning: { code: string; message: string }) => void) | undefined;
   /** What the deployment's capabilities route said (`discovery.fetchCapabilities`), to skip reading it again; `null`: it has none. */
   capabilities?: Capabilities | null;
+  /**
+   * Generations this process runs at once on the deployment (this key, every
+   * stream and creation of it: `budget.ts`); default unlimited
+   * (`VOXPIPE_MAX_CONCURRENCY` when set), learnt from the deployment's 429s.
+   */
+  maxConcurrency?: number;
+  /** Its place in the queue for a slot: `interactive` (default) goes before `batch`. */
+  priority?: Priority;
+  /** Longest wait for a slot, ms; past it the stream fails with `queue_timeout` (nothing was charged); default unbounded. */
+  queueTimeoutMs?: number;
 }
 
 /** Build a transport by name (no failover: see `createSpeechStream`). */
@@ -94,14 +105,22 @@ export function createTransport(
     if (o.language !== undefined) request.language = o.language;
     if (o.emotion !== undefined) request.emotion = o.emotion;
     const tuning = o.realtime ?? {};
-    const base = { wsUrl: config.wsUrl, apiKey: config.apiKey, request, requestId: o.requestId, ...(o.signal && { signal: o.signal }), ...(o.connectionSource && { connectionSource: o.connectionSource }) };
+    const base = {
+      wsUrl: config.wsUrl,
+      apiKey: config.apiKey,
+      request,
+      requestId: o.requestId,
+      ...(o.signal && { signal: o.signal }),
+      ...(o.connectionSource && { connectionSource: o.connectionSource }),
+      ...defined({ maxConcurrency: o.maxConcurrency, priority: o.priority, queueTimeoutMs: o.queueTimeoutMs }),
+    };
     if (o.mode === 'simple') {
       const { maxRetries: _r, maxResumeMs: _m, backoff: _b, finishTimeoutMs: _f, statusTimeoutMs: _s, httpTimeoutMs: _h, maxStallResumes: _x, ...simple } = tuning;
       return new SimpleSession({ ...base, ...simple });
     }
     return new ReliableSession({ ...base, ...tuning, rtHttpUrl: config.rtHttpUrl, ...(o.onPartialSegment && { onPartialSegment: o.onPartialSegment }) });
   }
-  const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, rootUrl: config.rootUrl });
+  const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, rootUrl: config.rootUrl, ...defined({ maxConcurrency: o.maxConcurrency, queueTimeoutMs: o.queueTimeoutMs }) });
   const http = {
     client,
     voiceId: o.voiceId,

@@ -177,6 +177,12 @@ export interface SegmentTransport extends EventEmitter<TransportEvents> {
   /** Segments queued or in flight, not yet completed, in order (for failover). */
   pending(): SegmentInput[];
   /**
+   * While the transport waits for a slot of its deployment's budget
+   * (`budget.ts`): settles when that wait ends, so the stream's writer waits
+   * too. Absent or undefined: it does not wait.
+   */
+  queued?(): Promise<void> | undefined;
+  /**
    * Whether the server sent audio of the segment, heard or not yet (a frame
    * held behind a missing sequence counts): it charged the segment at its
    * first audio (spec 6, rule 4), so a failover charges it again. Absent:

@@ -35,15 +35,18 @@ const ALLOWED: Record<string, readonly string[]> = {
   errors: ['protocol/'],
   'protocol/': ['errors'],
   backoff: [],
+  budget: ['errors', 'protocol/'],
   defined: [],
   splice: ['protocol/', 'errors'],
   transport: ['protocol/', 'errors'],
   config: ['errors', 'protocol/'],
-  'http/': ['protocol/', 'errors', 'backoff', 'defined', 'config'],
-  'realtime/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/'],
+  // The channels' names and message types: what the Node side publishes on diagnostics_channel.
+  'telemetry/': ['errors', 'transport'],
+  'http/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'config', 'telemetry/'],
+  'realtime/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'telemetry/'],
   discovery: ['protocol/', 'errors', 'http/', 'config', 'defined'],
-  'stream/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery'],
-  speech: ['protocol/', 'errors', 'defined', 'transport', 'config', 'http/', 'realtime/', 'discovery', 'stream/'],
+  'stream/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'telemetry/'],
+  speech: ['protocol/', 'errors', 'budget', 'defined', 'transport', 'config', 'http/', 'realtime/', 'discovery', 'stream/'],
   // voxpipe/telephony: a SpeechStream's consumer, like a sink.
   'telephony/': ['protocol/', 'errors', 'stream/'],
   // The server is a separate program over the shared wire vocabulary: never the client's code.
@@ -53,13 +56,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   // Sinks sit beside the stream, not on it: they take bytes and a layout.
   'sinks/': ['protocol/', 'errors', 'defined'],
   // The package entry: the client's layers, never the server's (service loads it on demand).
-  index: ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'service'],
+  index: ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'service', 'telemetry/'],
   // The browser never holds a key: no http/ (the one path that carries it), no config, no sinks.
   'browser/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'realtime/', 'stream/'],
-  'integrations/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech'],
-  'bench/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech'],
+  'integrations/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'telemetry/'],
+  'bench/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech'],
   // The CLI is the top: everything but the adapters for other programs.
-  'cli/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'service', 'server/', 'bench/'],
+  'cli/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'service', 'server/', 'bench/'],
 };
 
 /**

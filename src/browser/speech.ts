@@ -44,7 +44,7 @@ export interface BrowserSegmentWaterfall {
   completedMs?: number;
   units?: number;
   audioBytes: number;
-  /** Where each word lies in the segment's audio, estimated once it completed (pcm, wav). */
+  /** Where each word lies in the segment's audio, estimated once it completed (pcm, wav: the page decodes no mp3 or opus, whose heard text is cut in proportion to their audio). */
   words?: WordTiming[];
 }
 
@@ -76,8 +76,10 @@ export interface BrowserInterruptReport {
   /**
    * What the listener heard, to the word: `spokenText` and the words of
    * `partialText` whose estimated end had played (`heardAt`, the rule of
-   * every platform: word timings once the segment completed, else in
-   * proportion to its audio).
+   * every platform: word timings of all its audio once the segment
+   * completed, of what arrived while it arrives; in proportion to its audio
+   * for mp3 and opus). A prefix of the text written, exactly: its length is
+   * the offset at which to truncate an agent's context.
    */
   heardText: string;
   /** Confidence, 0 to 1, in the word boundary `heardText` ends at (1: at a segment's end). */

@@ -1,5 +1,5 @@
 /**
- * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--dialect reference|alt|minimal] [--demo] [--data DIR | --database URL [--database-schema NAME] [--workers N]]`
+ * `voxpipe serve [--host H] [--port P|0] [--engine espeak|tone] [--accounts FILE] [--faults JSON] [--allow-private-urls] [--rate-limit N] [--max-concurrent N] [--dialect reference|alt|minimal] [--demo] [--data DIR | --database URL [--database-schema NAME] [--workers N]]`
  * Prints exactly one JSON line when ready:
  * {"event":"listening","baseUrl":...,"rootUrl":...,"wsUrl":...,"rtHttpUrl":...}
  * SIGTERM (and SIGINT, SIGHUP, the starting command gone) drain: open realtime requests get finish
@@ -33,6 +33,7 @@ interface Options {
   faults?: string;
   allowPrivateUrls?: boolean;
   rateLimit?: string;
+  maxConcurrent?: string;
   dialect?: string;
   demo?: boolean;
   data?: string;
@@ -61,6 +62,7 @@ export const command: CliCommand<Options> = {
       .addOption(new Option('--faults <JSON>', 'fault injection (FaultPlan), e.g. {"realtimeClose":{"afterAudioFrames":5,"code":1012}}; default none'))
       .addOption(new Option('--allow-private-urls', 'accept loopback and private URLs as task inputs; default off'))
       .addOption(new Option('--rate-limit <REQUESTS_PER_SECOND>', 'per account; default none'))
+      .addOption(new Option('--max-concurrent <N>', 'generations an account runs at once (realtime connections, charging creations); beyond it 429 with Retry-After; default none'))
       .addOption(new Option('--dialect <D>', 'how the points the spec leaves open are taken: reference, alt, minimal, or random:SEED (every open point drawn; :off=POINT,... or :only=POINT,... switch points); default VOXPIPE_DIALECT, else reference'))
       .addOption(new Option('--demo', 'serve the browser demo at /demo; default off'))
       .addOption(new Option('--data <DIR>', 'keep accounts, voices, jobs, requests and the ledger in a PGlite database there, across restarts (one process per directory); default in memory').conflicts('database'))
@@ -211,6 +213,8 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
   if (!Number.isInteger(workers)) throw new UsageError('--workers must be a whole number');
   const port = numberOption(values.port, 'port', 0, 65_535);
   const rateLimit = numberOption(values.rateLimit, 'rate-limit', 0.01, 1_000_000);
+  const maxConcurrent = numberOption(values.maxConcurrent, 'max-concurrent', 1, 1_000_000);
+  if (maxConcurrent !== undefined && !Number.isInteger(maxConcurrent)) throw new UsageError('--max-concurrent must be a whole number');
   const engine = values.engine;
   // Where the spec leaves a point open, the dialect takes it one way (src/server/dialect.ts); default VOXPIPE_DIALECT, else reference.
   const dialect = await dialectName(values.dialect ?? (io.env['VOXPIPE_DIALECT'] || undefined));
@@ -241,6 +245,7 @@ export async function serve(values: Options, io: Io, signals: NodeJS.EventEmitte
       faults,
       allowPrivateUrls: values.allowPrivateUrls,
       rateLimit: rateLimit === undefined ? undefined : { requestsPerSecond: rateLimit },
+      maxConcurrentGenerations: maxConcurrent,
       dialect,
       demo: values.demo,
     }),

@@ -8,6 +8,11 @@
  * header and only to the service's own origins (`baseUrl`, `rootUrl`): a
  * redirect or a result URL on a foreign host is fetched without it. It is
  * registered with `registerSecret`, so no error message can carry it.
+ *
+ * Every request of a deployment shares its budget (`budget.ts`): a charging
+ * creation (`generation`) holds a slot for its duration, and a 429's wait is
+ * the deployment's, so every request of this process to it waits it out,
+ * not only the one refused.
  */
 import { ApiError, ConnectionError, registerSecret, TimeoutError, VoxpipeError } from '../errors.js';
 import { apiErrorFromResponse, requestIdFromHeaders } from './api-error.js';
@@ -15,6 +20,8 @@ import { decideRetry, DEFAULT_BACKOFF, HttpMethod, isResendSafe, parseRetryAfter
 import pRetry from 'p-retry';
 import { abortErrorOf, sleep as defaultSleep, type SleepFn } from './sleep.js';
 import { joinUrl, parseSetting, requireApiKey, serviceUrls } from '../config.js';
+import { deploymentBudget, Priority, type DeploymentBudget } from '../budget.js';
+import { publish, type HttpRequestInfo } from '../telemetry/channels.js';
 
 export { ClientErrorCode } from '../protocol/codes.js';
 import { ClientErrorCode } from '../protocol/codes.js';
@@ -84,6 +91,10 @@ export interface HttpClientOptions {
   userAgent?: string;
   /** More origins of the same service that get the key (e.g. `{rt_http_url}` when it is on another host or port). */
   trustedUrls?: readonly string[];
+  /** Generations (charging creations, realtime requests) this process runs at once on the deployment; default unlimited (`VOXPIPE_MAX_CONCURRENCY` when set), learnt from 429s (`budget.ts`). */
+  maxConcurrency?: number | undefined;
+  /** Longest wait of a creation for a slot of the deployment's budget, ms (then `queue_timeout`); default unbounded. */
+  queueTimeoutMs?: number | undefined;
 }
 
 /** Query values; `undefined` and `null` are left out. */
@@ -112,6 +123,16 @@ export interface RequestOptions {
   deadlineMs?: number;
   /** Called before each retry of this request (besides the client's `onRetry`). */
   onRetry?: ((info: RetryInfo) => void) | undefined;
+  /**
+   * A charging creation (sync TTS, compat speech, a job or task created): it
+   * holds a slot of the deployment's budget while it runs, and a 429 teaches
+   * the budget the deployment's cap; default false.
+   */
+  generation?: boolean;
+  /** Its place in the budget's queue; default `interactive`. */
+  priority?: Priority | undefined;
+  /** Longest wait for a slot, ms; default the client's. */
+  queueTimeoutMs?: number | undefined;
 }
 
 interface ResponseMeta {
@@ -182,6 +203,8 @@ export class HttpClient {
   readonly #onRetry: ((info: RetryInfo) => void) | undefined;
   readonly #userAgent: string;
   readonly #trustedOrigins: Set<string>;
+  readonly #budget: DeploymentBudget;
+  readonly #queueTimeoutMs: number | undefined;
 
   constructor(options: HttpClientOptions) {
     // One vocabulary of a bad configuration (`config.ts`): `missing_api_key`, `invalid_config`.
@@ -207,7 +230,14 @@ export class HttpClient {
     this.#random = options.random ?? Math.random;
     this.#onRetry = options.onRetry;
     this.#userAgent = options.userAgent ?? 'voxpipe';
+    this.#budget = deploymentBudget(this.baseUrl, this.#apiKey, { maxConcurrency: options.maxConcurrency });
+    this.#queueTimeoutMs = options.queueTimeoutMs;
     this.#trustedOrigins = new Set([new URL(this.baseUrl).origin, new URL(this.rootUrl).origin, ...(options.trustedUrls ?? []).map((u) => parseSetting('trustedUrls', u).origin)]);
+  }
+
+  /** The deployment's shared budget (`budget.ts`), as the realtime sessions of the same origin and key see it. */
+  get budget(): DeploymentBudget {
+    return this.#budget;
   }
 
   /** Whether `url` is on one of the service's origins (the only ones that get the key). */
@@ -232,7 +262,28 @@ export class HttpClient {
    * `ApiError` subclass for a non-2xx status, `TimeoutError`,
    * `ConnectionError` or `AbortError`.
    */
-  async request(options: RequestOptions): Promise<ApiResponse> {
+  request(options: RequestOptions): Promise<ApiResponse> {
+    if (!publish.httpRequestStart.hasSubscribers && !publish.httpRequestEnd.hasSubscribers) return this.#request(options);
+    return this.#observed(options);
+  }
+
+  /** `request()` with its start and end published (`http:request:start`, `http:request:end`): path and status, never the query or the key. */
+  async #observed(options: RequestOptions): Promise<ApiResponse> {
+    const url = this.url(options.path, options.root ?? false);
+    const request: HttpRequestInfo = { method: options.method ?? HttpMethod.get, origin: url.origin, path: url.pathname };
+    publish.httpRequestStart.publish({ request });
+    try {
+      const res = await this.#request(options);
+      publish.httpRequestEnd.publish({ request, status: res.status, retries: res.retries, error: undefined });
+      return res;
+    } catch (err) {
+      const error = err instanceof VoxpipeError ? err : new VoxpipeError('internal_error', String(err));
+      publish.httpRequestEnd.publish({ request, status: err instanceof ApiError ? err.status : undefined, retries: 0, error });
+      throw err;
+    }
+  }
+
+  async #request(options: RequestOptions): Promise<ApiResponse> {
     const method = options.method ?? HttpMethod.get;
     const url = this.url(options.path, options.root ?? false, options.query);
     const encoded = encodeBody(options.body);
@@ -255,49 +306,64 @@ export class HttpClient {
     let retryAfterMs: number | undefined;
     let budgeted = 0;
     let inProgressWaits = 0;
-    const outcome = await pRetry(
-      async (attemptNumber) => {
-        // No attempt runs past the deadline.
-        const attempted = await this.#attempt(method, url, headers, encoded.body, options, context, Math.max(1, Math.min(timeoutMs, deadline - this.#now())));
-        if (!(attempted instanceof Failed)) return { value: attempted, retries: attemptNumber - 1 };
-        retryAfterMs = attempted.retryAfterMs;
-        throw attempted.error;
-      },
-      {
-        retries: Number.POSITIVE_INFINITY,
-        minTimeout: 0,
-        onFailedAttempt: async ({ error: failure, attemptNumber }) => {
-          // Only a service's answer or no answer may be retried; errors of our own (invalid
-          // JSON, too many redirects, anything #attempt threw) are not transient.
-          if (!(failure instanceof ApiError || failure instanceof ConnectionError || failure instanceof TimeoutError)) throw failure;
-          const status = failure instanceof ApiError ? failure.status : undefined;
-          const remainingMs = deadline - this.#now();
-          const decision = decideRetry({ status, code: failure.code, retryAfterMs, resendSafe, attempt: budgeted, inProgressWaits, remainingMs }, policy, this.#random());
-          if (!decision.retry) {
-            if (status === 409 && decision.reason === 'deadline') {
-              throw new TimeoutError(
-                `${context}: the server still had this request in progress ${seconds(this.#now() - started)} after it was first sent` +
-                  `${retryAfterMs === undefined ? '' : ` and asked to wait ${seconds(retryAfterMs)} more`}, past the request's deadline of ${seconds(deadline - started)}` +
-                  ' (resending the same request id later is not charged twice)',
-                { retryable: true, cause: failure },
-              );
-            }
-            // Say the real wait: a timeout after retries took several attempts' time, not one.
-            if (failure instanceof TimeoutError && attemptNumber > 1) {
-              throw new TimeoutError(`${context}: no answer after ${attemptNumber} attempts in ${seconds(this.#now() - started)} (each attempt waited ${timeoutMs} ms)`, { retryable: true, cause: failure });
-            }
-            throw failure;
-          }
-          if (decision.budgeted) budgeted++;
-          else inProgressWaits++;
-          const info: RetryInfo = { attempt: attemptNumber, error: failure, delayMs: decision.delayMs, method, path: url.pathname };
-          this.#onRetry?.(info);
-          options.onRetry?.(info);
-          await this.#sleep(decision.delayMs, options.signal);
+    const budget = this.#budget;
+    const seat = options.generation ? budget.seat({ priority: options.priority ?? Priority.interactive, queueTimeoutMs: options.queueTimeoutMs ?? this.#queueTimeoutMs, signal: options.signal }) : undefined;
+    try {
+      const outcome = await pRetry(
+        async (attemptNumber) => {
+          // The deployment's wait first (a 429 of another request of this process to it; a retry waited its own
+          // below), then a slot for a creation.
+          const closed = attemptNumber === 1 ? budget.closedForMs() : 0;
+          if (closed > 0) await this.#sleep(closed, options.signal);
+          await seat?.take();
+          // No attempt runs past the deadline.
+          const attempted = await this.#attempt(method, url, headers, encoded.body, options, context, Math.max(1, Math.min(timeoutMs, deadline - this.#now())));
+          if (!(attempted instanceof Failed)) return { value: attempted, retries: attemptNumber - 1 };
+          retryAfterMs = attempted.retryAfterMs;
+          throw attempted.error;
         },
-      },
-    );
-    return { ...outcome.value, retries: outcome.retries } as ApiResponse;
+        {
+          retries: Number.POSITIVE_INFINITY,
+          minTimeout: 0,
+          onFailedAttempt: async ({ error: failure, attemptNumber }) => {
+            // Only a service's answer or no answer may be retried; errors of our own (invalid
+            // JSON, too many redirects, anything #attempt threw) are not transient.
+            if (!(failure instanceof ApiError || failure instanceof ConnectionError || failure instanceof TimeoutError)) throw failure;
+            const status = failure instanceof ApiError ? failure.status : undefined;
+            const remainingMs = deadline - this.#now();
+            const decision = decideRetry({ status, code: failure.code, retryAfterMs, resendSafe, attempt: budgeted, inProgressWaits, remainingMs }, policy, this.#random());
+            if (!decision.retry) {
+              if (status === 409 && decision.reason === 'deadline') {
+                throw new TimeoutError(
+                  `${context}: the server still had this request in progress ${seconds(this.#now() - started)} after it was first sent` +
+                    `${retryAfterMs === undefined ? '' : ` and asked to wait ${seconds(retryAfterMs)} more`}, past the request's deadline of ${seconds(deadline - started)}` +
+                    ' (resending the same request id later is not charged twice)',
+                  { retryable: true, cause: failure },
+                );
+              }
+              // Say the real wait: a timeout after retries took several attempts' time, not one.
+              if (failure instanceof TimeoutError && attemptNumber > 1) {
+                throw new TimeoutError(`${context}: no answer after ${attemptNumber} attempts in ${seconds(this.#now() - started)} (each attempt waited ${timeoutMs} ms)`, { retryable: true, cause: failure });
+              }
+              throw failure;
+            }
+            if (decision.budgeted) budgeted++;
+            else inProgressWaits++;
+            // A refusal closes the deployment for everyone: this request waits as long as the longest wait any
+            // request was given, and a creation gives its slot back (teaching the budget) and lines up first again.
+            if (status === 429 && seat) seat.refused(decision.delayMs);
+            else if (status === 429) budget.pause(decision.delayMs);
+            const info: RetryInfo = { attempt: attemptNumber, error: failure, delayMs: decision.delayMs, method, path: url.pathname };
+            this.#onRetry?.(info);
+            options.onRetry?.(info);
+            await this.#sleep(status === 429 ? Math.max(decision.delayMs, budget.closedForMs()) : decision.delayMs, options.signal);
+          },
+        },
+      );
+      return { ...outcome.value, retries: outcome.retries } as ApiResponse;
+    } finally {
+      seat?.release();
+    }
   }
 
   /** `request()` that requires a JSON response. */

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { VoxpipeError } from '../errors.js';
+import { Priority } from '../budget.js';
 import type { HttpClient, QueryValue, RetryInfo } from './client.js';
 import { arr, asObject, bool, isObject, num, type JsonObject } from '../protocol/fields.js';
 import { JobHandle, type DownloadedFile, type DownloadOptions, type JobSource, type PollOptions } from './job-handle.js';
@@ -109,7 +110,7 @@ export class TaskCollection<T extends BaseTask, P> implements JobSource<T> {
   /** Create a task. Resolves with the task as the create response gives it. */
   async create(params: P, options: CreateOptions = {}): Promise<T> {
     const key = this.config.idempotencyKey ? (options.idempotencyKey ?? randomUUID()) : options.idempotencyKey;
-    const res = await this.client.json({ method: 'POST', path: this.config.path, body: this.config.body(params), headers: { [HEADERS.idempotencyKey]: key }, signal: options.signal, onRetry: options.onRetry });
+    const res = await this.client.json({ method: 'POST', path: this.config.path, body: this.config.body(params), headers: { [HEADERS.idempotencyKey]: key }, signal: options.signal, onRetry: options.onRetry, generation: true, priority: Priority.batch });
     return this.#normalize(res.data, res.requestId);
   }
 

@@ -166,6 +166,8 @@ export const LocalErrorCode = {
   unsupported: 'unsupported',
   /** A segment ended with less audio than the server said it carries, and no recovery could supply the rest. */
   audioIncomplete: 'audio_incomplete',
+  /** No slot of the deployment's concurrency budget came within the caller's `queueTimeoutMs` (`budget.ts`). */
+  queueTimeout: 'queue_timeout',
 } as const;
 export type LocalErrorCode = (typeof LocalErrorCode)[keyof typeof LocalErrorCode];
 
@@ -264,6 +266,8 @@ const KINDS = {
   unsupported: 'request',
   // Another attempt or transport may deliver the whole segment.
   audio_incomplete: 'transient',
+  // Every transport of the deployment waits in the same budget: failing over would only queue again.
+  queue_timeout: 'local',
 } as const satisfies Readonly<Record<string, CodeKind>>;
 
 /** Every code of the catalogue. */

@@ -9,16 +9,19 @@ import type { VoxpipeError } from '../errors.js';
 import { TransportName, type TransportAudio, type HeardAudio, type ReadyInfo, type SegmentInput, type SegmentTransport, type TransportEvents, type TransportSummary } from '../transport.js';
 import type { DriverAudio, DriverEvent, DrivenMachine } from './driver.js';
 import { TransportDriver, type TransportDriverOptions, type TransportOwner } from './transport-driver.js';
-import { asBuffer } from './node-link.js';
+import { asBuffer, observedLink } from './node-link.js';
 import type { RealtimeSegmentResult, SessionTimings } from './waterfall.js';
 
 export abstract class NodeSession<M extends DrivenMachine, Summary extends TransportSummary> extends EventEmitter<TransportEvents> implements SegmentTransport {
   readonly name = TransportName.realtime;
   protected readonly driver: TransportDriver<M, Summary>;
 
-  constructor(options: TransportDriverOptions<M>) {
+  /** `wsUrl`: where the link connects, for the connection attempts' telemetry (`attempt:start`). */
+  constructor(options: TransportDriverOptions<M> & { wsUrl?: string | undefined }) {
     super();
-    this.driver = new TransportDriver(options, new NodeSession.#Owner<Summary>(this));
+    // Attempts are published here, on the Node side: the driver goes into the browser bundle, which has no diagnostics_channel.
+    const link = observedLink(options.link, this, options.requestId, options.wsUrl);
+    this.driver = new TransportDriver({ ...options, link }, new NodeSession.#Owner<Summary>(this));
   }
 
   /** Session-level times (open, authenticated, ready, first audio). */
@@ -57,6 +60,10 @@ export abstract class NodeSession<M extends DrivenMachine, Summary extends Trans
 
   pending(): SegmentInput[] {
     return this.driver.machine.pending();
+  }
+
+  queued(): Promise<void> | undefined {
+    return this.driver.queued;
   }
 
   /** What `end()` resolves with, once the machine finished. */

@@ -24,13 +24,13 @@ import type { StartRequest } from '../protocol/events.js';
 import type { TransportSummary } from '../transport.js';
 import { checkBudgets } from './budgets.js';
 import type { ConnectionSource } from './connection.js';
-import { nodeLink } from './node-link.js';
+import { generationSeat, nodeLink, type RealtimeBudgetOptions } from './node-link.js';
 import { NodeSession } from './node-session.js';
 import { SimpleMachine } from './simple/machine.js';
 import type { SessionTimings } from './waterfall.js';
 import { defined } from '../defined.js';
 
-export interface SimpleSessionOptions {
+export interface SimpleSessionOptions extends Omit<RealtimeBudgetOptions, 'signal'> {
   /** `{ws_url}` of the realtime service. */
   wsUrl: string;
   /** API key (Bearer header on the handshake). */
@@ -71,10 +71,13 @@ export class SimpleSession extends NodeSession<SimpleMachine, SimpleSummary> {
   constructor(options: SimpleSessionOptions) {
     checkBudgets(options); // every budget given, also those simple mode has no use for: a typo is never silent
     const { request, requestId, startTimeoutMs, progressTimeoutMs, reorderWindowFrames } = options;
+    const seat = generationSeat(options.wsUrl, options.apiKey, options);
     super({
       machine: (port) => new SimpleMachine({ request, ...defined({ requestId, startTimeoutMs, progressTimeoutMs, reorderWindowFrames }) }, port),
-      link: nodeLink(options),
+      link: nodeLink({ ...options, seat }),
+      seat,
       requestId,
+      wsUrl: options.wsUrl,
       signal: options.signal,
     });
   }

@@ -5,8 +5,9 @@
  * result, the summary. The browser facade drives the machine with inputs
  * and listens to its events, so its bundle carries none of this.
  */
-import { AbortError, VoxpipeError } from '../errors.js';
-import { ErrorCode } from '../protocol/constants.js';
+import { AbortError, ConnectionError, VoxpipeError } from '../errors.js';
+import type { Seat } from '../budget.js';
+import { CloseCode, ErrorCode } from '../protocol/constants.js';
 import { TransportName, type ReadyInfo, type SegmentInput } from '../transport.js';
 import { Driver, type DrivenMachine, type DriverEvent, type DriverOptions, type DriverOwner } from './driver.js';
 import type { MachineSegmentResult } from './reliable/types.js';
@@ -23,6 +24,12 @@ export interface TransportOwner<Summary> extends DriverOwner {
 export interface TransportDriverOptions<M extends DrivenMachine> extends DriverOptions<M> {
   /** Aborts the request (as `abort()`). */
   signal?: AbortSignal | undefined;
+  /**
+   * The request's place in its deployment's budget (`budget.ts`): `open()`
+   * waits for a slot before the machine connects, and the slot is held until
+   * the request ends, resumes included; absent, nothing waits.
+   */
+  seat?: Seat | undefined;
 }
 
 /** A promise with its resolve and reject at hand. */
@@ -57,11 +64,18 @@ export class TransportDriver<M extends DrivenMachine, Summary> extends Driver<M>
   #ended = false;
   #error: VoxpipeError | undefined;
   #unlinkSignal: (() => void) | undefined;
+  readonly #seat: Seat | undefined;
 
   constructor(options: TransportDriverOptions<M>, owner: TransportOwner<Summary>) {
     super(options, owner);
     this.#owner = owner;
+    this.#seat = options.seat;
     if (options.signal) this.#linkSignal(options.signal);
+  }
+
+  /** While the request waits for a slot of its deployment's budget: settles when that wait ends. */
+  get queued(): Promise<void> | undefined {
+    return this.#seat?.waiting;
   }
 
   /** The summary, once the machine finished. */
@@ -78,7 +92,19 @@ export class TransportDriver<M extends DrivenMachine, Summary> extends Driver<M>
     } else {
       if (signal) this.#linkSignal(signal);
       this.timings.openMs ??= performance.now();
-      this.machine.handle({ type: 'open' });
+      const seat = this.#seat;
+      if (!seat) this.machine.handle({ type: 'open' });
+      else {
+        // The slot first; a wait that ends otherwise (queue_timeout, abort) fails the request as it is.
+        seat.take().then(
+          () => {
+            if (!this.#ended) this.machine.handle({ type: 'open' });
+          },
+          (err: unknown) => {
+            if (!this.#ended) this.abort(err as VoxpipeError);
+          },
+        );
+      }
     }
     return this.#openWaiter.promise;
   }
@@ -117,6 +143,9 @@ export class TransportDriver<M extends DrivenMachine, Summary> extends Driver<M>
   }
 
   override emit(event: DriverEvent): void {
+    // Closed with 1013, the deployment said it is overloaded (spec 7.7): every generation of this process to it
+    // waits this backoff before connecting, not only this one (and before anyone hears of the retry).
+    if (event.type === 'retry' && this.#seat && event.error instanceof ConnectionError && event.error.closeCode === CloseCode.tryAgainLater) this.#seat.budget.pause(event.delayMs);
     super.emit(event);
     switch (event.type) {
       case 'ready':
@@ -137,12 +166,14 @@ export class TransportDriver<M extends DrivenMachine, Summary> extends Driver<M>
       }
       case 'finished':
         this.#ended = true;
+        this.#seat?.release();
         this.#unlinkSignal?.();
         this.#summary = this.#owner.summarize();
         this.#endWaiter?.resolve(this.#summary);
         return;
       case 'failed':
         this.#ended = true;
+        this.#seat?.release();
         this.#unlinkSignal?.();
         this.#error = event.error;
         this.#openWaiter?.reject(event.error);

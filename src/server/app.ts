@@ -20,6 +20,7 @@ import { ApiErrorCode, HttpError } from './http/errors.js';
 import { ClientGoneError, describeZodError, HeldBodies, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, parseJson, readBody, Router, type Reply, type RouteContext } from './http/router.js';
 import { Ledger } from './ledger.js';
 import { RateLimiter, type RateLimitOptions } from './http/rate-limit.js';
+import { ConcurrencyCap } from './concurrency.js';
 import { DrainingResponse } from './http/response.js';
 import { endLingering } from './net/linger.js';
 import type { ServerModule } from './module.js';
@@ -71,6 +72,12 @@ export interface ServerOptions {
   store?: Store | Promise<Store>;
   /** Per-account REST rate limit (429 with Retry-After); default none. */
   rateLimit?: RateLimitOptions;
+  /**
+   * Generations an account runs at once (realtime connections, charging HTTP
+   * creations); beyond it 429 `rate_limited` with `Retry-After`, on REST and
+   * on the realtime upgrade alike (`concurrency.ts`); default none.
+   */
+  maxConcurrentGenerations?: number;
   /** How the points the spec leaves open are taken (`dialect.ts`); default `VOXPIPE_DIALECT`, else `reference`. */
   dialect?: DialectName;
   /**
@@ -109,6 +116,8 @@ export interface ReferenceServer extends ServerUrls {
   ctx: ServerContext;
   router: Router;
   faults: Faults;
+  /** Concurrent generations per account: the cap (`set`) and what ran (`stats`: running, peak, refusals). */
+  concurrency: ConcurrencyCap;
   /** Create (or replace) an account. */
   addAccount(seed: AccountSeed): Account;
   /** Drain realtime sessions (finish `server_draining`, close 1012) and stop. */
@@ -197,6 +206,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     draining: false,
     dialect,
     log: options.log ?? stderrLog,
+    concurrency: new ConcurrencyCap(options.maxConcurrentGenerations),
   };
 
   const debug = options.debug ?? stderrDebug;
@@ -219,6 +229,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     const requestId = newId('req');
     res.setHeader(HEADERS.requestId, requestId);
     res.setHeader(HEADERS.svcRequestId, requestId);
+    let release: (() => void) | undefined;
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const method = req.method ?? 'GET';
@@ -230,6 +241,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
       await store.sync?.();
       const account = def.auth === false ? (undefined as unknown as Account) : authenticate(store, req.headers, url);
       if (account && limiter) limiter.take(account.userId);
+      if (account && def.generation) release = ctx.concurrency.take(account.userId);
       if (account && def.capability && account.capabilities && !account.capabilities.includes(def.capability)) {
         throw new HttpError(403, ApiErrorCode.forbidden, `this API key has no access to ${def.capability}`);
       }
@@ -273,6 +285,8 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
         ctx.log(`internal error on ${req.method} ${(req.url ?? '').split('?')[0]}`, err);
         writeError(ctx, req, res, requestId, new HttpError(500, ApiErrorCode.internalError, 'internal server error'));
       }
+    } finally {
+      release?.();
     }
   }
 
@@ -335,6 +349,7 @@ export async function startServer(options: ServerOptions = {}): Promise<Referenc
     ctx,
     router,
     faults,
+    concurrency: ctx.concurrency,
     addAccount(seed) {
       const account = accountFromSeed(seed);
       store.accounts.set(account.userId, account);

@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { AudioFormat } from '../protocol/audio.js';
 import type { SpeechEngine } from './engines/types.js';
 import type { Faults } from './faults.js';
+import type { ConcurrencyCap } from './concurrency.js';
 import type { Ledger } from './ledger.js';
 import type { Store } from './store/types.js';
 
@@ -45,6 +46,8 @@ export interface ServerContext {
   dialect: Dialect;
   /** Where the server reports its own internal errors (never to a client). */
   log: ServerLog;
+  /** The account's concurrent generations and their cap (`concurrency.ts`). */
+  concurrency: ConcurrencyCap;
 }
 
 /** One internal error of the server: where it happened, and the error. */

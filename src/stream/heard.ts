@@ -6,14 +6,22 @@
  * of the listener's audio, or time), each segment is heard whole, in part or
  * not at all. Inside a segment heard in part, the cut is at the end of the
  * last word whose estimated end had played (`heardAtWord`, from the word
- * timings estimated of the segment's audio); a segment with no word timings
- * yet (its audio still arriving, or a compressed format) is cut in proportion
- * to its audio and back to a word boundary, with a low confidence.
+ * timings estimated of the segment's audio: of all of it once it completed,
+ * of what has arrived while it arrives); a segment with no word timings (no
+ * audio energy measured: a compressed format the platform does not decode)
+ * is cut in proportion to its audio and back to a word boundary, with a low
+ * confidence.
+ *
+ * The heard text is a prefix of what the caller wrote, character for
+ * character (the segments' own text, spaces, newlines and punctuation kept:
+ * no normalized copy), so its length is the offset at which to truncate an
+ * agent's context.
  *
  * Bytes become time through the audio's own layout: bytes per sample from
  * its bit depth (16-bit PCM and WAV) or one per sample (G.711 mu-law and
  * A-law), times its channels and rate. A compressed format has no such
- * figure: a position in bytes is then cut in proportion to the bytes.
+ * figure: a segment's own `msPerByte` (from decoding it) places its words in
+ * its bytes; without it, a position in bytes is cut in proportion to the bytes.
  */
 import { estimateWordTimings, heardAtWord, type HeardCut, type WordTiming } from './word-timing.js';
 
@@ -27,8 +35,14 @@ export interface SpokenAudio {
   headerBytes?: number;
   /** `bytes` is all of the segment's audio (it completed). */
   complete: boolean;
-  /** Where each word lies in the segment's audio, once estimated (`estimateWordTimings`). */
+  /**
+   * Where each word lies in the segment's audio (`estimateWordTimings`), or
+   * the words placed so far of one still arriving
+   * (`estimateArrivingWordTimings`: the cut goes no further than the last).
+   */
   words?: readonly WordTiming[] | undefined;
+  /** Milliseconds of audio per byte of a compressed segment (mp3, opus), from decoding it: places `words` in its bytes. */
+  msPerByte?: number | undefined;
 }
 
 /** The layout of the audio a position is counted in (`ready`'s, or the telephony stream's G.711). */
@@ -66,7 +80,12 @@ export interface HeardSegment {
 export interface HeardText {
   /** The segments that had audio, in order. */
   segments: HeardSegment[];
-  /** The text heard, to the word: the segments heard whole, then the words heard of the one the cut fell in. */
+  /**
+   * The text heard, to the word: the segments heard whole, then the words
+   * heard of the one the cut fell in. A prefix of the text the caller wrote,
+   * exactly (its spaces, newlines and punctuation kept), so
+   * `heardText.length` is the offset at which to truncate an agent's context.
+   */
   heardText: string;
   /** Confidence, 0 to 1, in the word boundary `heardText` ends at. */
   heardConfidence: number;
@@ -98,16 +117,25 @@ export function heardAt(segments: readonly SpokenAudio[], played: PlayedPosition
   let knownChars = 0;
   const report: HeardText = { segments: [], heardText: '', heardConfidence: 1 };
   let ended = false;
+  // Text of segments with no audio (nothing to hear), kept so the heard text stays a prefix when a later one is heard.
+  let silent = '';
   for (const s of segments) {
     const { text, bytes } = s;
-    if (bytes <= 0) continue;
+    if (bytes <= 0) {
+      if (!ended) silent += text;
+      continue;
+    }
     const header = s.headerBytes ?? 0;
     const had = Math.min(bytes, Math.max(0, budget));
     budget -= had;
     const complete = s.complete && had >= bytes;
     let cut: HeardCut;
     if (complete) cut = { chars: text.length, confidence: 1 };
-    else if (s.words && perMs) cut = heardAtWord(s.words, Math.max(0, had - header) / perMs, text.length);
+    else if (s.words && (perMs || s.msPerByte)) {
+      // The words may be those placed so far (a segment still arriving or decoding): the cut reaches past the last only when it is the text's last.
+      const placedAll = !/\S/.test(text.slice(s.words[s.words.length - 1]?.charEnd ?? 0));
+      cut = heardAtWord(s.words, perMs ? Math.max(0, had - header) / perMs : Math.max(0, had - header) * s.msPerByte!, text.length, placedAll);
+    }
     else {
       const estimate = s.complete || !knownChars ? 0 : (text.length * knownBytes) / knownChars;
       const chars = cutAtWord(text, had / Math.max(bytes, estimate));
@@ -119,6 +147,10 @@ export function heardAt(segments: readonly SpokenAudio[], played: PlayedPosition
     }
     report.segments.push({ segmentId: s.segmentId, text, complete, audioBytes: bytes, heardChars: cut.chars, confidence: cut.confidence });
     if (!ended) {
+      if (cut.chars > 0) {
+        report.heardText += silent;
+        silent = '';
+      }
       report.heardText += text.slice(0, cut.chars);
       report.heardConfidence = cut.confidence;
       ended = !complete;

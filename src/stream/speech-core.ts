@@ -9,7 +9,36 @@
  */
 import type { SegmentLedger, SpliceLedger } from '../splice.js';
 import { heardAt, type HeardLayout, type HeardText, type PlayedPosition, type SpokenAudio } from './heard.js';
-import { estimateWordTimings, FrameEnergies, type WordTiming } from './word-timing.js';
+import { DEFAULT_MS_PER_WEIGHT, estimateArrivingWordTimings, estimateWordTimings, FrameEnergies, msPerWeight, type WordTiming } from './word-timing.js';
+
+/**
+ * The energy of a compressed segment's audio (mp3, opus), decoded as it
+ * arrives: what a platform that can decode plugs into the core
+ * (`SpeechCoreOptions.decodedEnergies`; Node: `decoded-energies.ts`).
+ */
+export interface EnergySource {
+  /** Take encoded bytes of the segment, in order. */
+  push(data: Uint8Array): void;
+  /** The energies of what was decoded so far (undefined before the first decoded audio). */
+  readonly energies: FrameEnergies | undefined;
+  /** Milliseconds of decoded audio per encoded byte so far (undefined before the first decoded audio). */
+  readonly msPerByte: number | undefined;
+  /** No more bytes: resolves when everything pushed is decoded (never rejects; a decoding failure leaves the energies as they were). */
+  end(): Promise<void>;
+  /** Release the decoder. */
+  close(): void;
+}
+
+/** Options of the speech core. */
+export interface SpeechCoreOptions {
+  /**
+   * An energy source for a compressed format (`format`: mp3, opus), or
+   * undefined where the platform does not decode it: those segments are then
+   * cut in proportion to their audio. Default none (the browser: decoding
+   * there would grow its bundle).
+   */
+  decodedEnergies?: ((format: string, layout: { sampleRate: number; channels: number }) => EnergySource | undefined) | undefined;
+}
 
 /** One segment of the core: what every facade knows of it. */
 export interface CoreSegment {
@@ -19,10 +48,14 @@ export interface CoreSegment {
   /** Its audio, as the one ledger counts it. */
   readonly audio: SegmentLedger;
   completed: boolean;
-  /** Where each word lies in its audio, estimated once it completed (pcm, wav). */
+  /** Where each word lies in its audio, estimated once it completed (pcm, wav; mp3, opus once decoded). */
   words?: WordTiming[] | undefined;
   /** The energy of its audio as the listener gets it, taken until it completes (not the PCM itself). */
   energies?: FrameEnergies | undefined;
+  /** Of a compressed segment: its audio decoded as it arrives, until its words are estimated. */
+  decoded?: EnergySource | undefined;
+  /** Of a compressed segment: ms of audio per byte, once decoded. */
+  msPerByte?: number | undefined;
   /** Bytes of a stream header at the start of its audio (not speech). */
   headerBytes: number;
 }
@@ -36,10 +69,15 @@ export class SpeechCore<S extends CoreSegment = CoreSegment> {
   #last: S | undefined;
   #next = 0;
   #sequence = 0;
+  readonly #decodedEnergies: SpeechCoreOptions['decodedEnergies'];
+  /** Speech rate of the segments completed so far (ms per unit of word weight): places the words of one still arriving. */
+  #msPerWeight = DEFAULT_MS_PER_WEIGHT;
+  #rated = 0;
 
-  constructor(ledger: SpliceLedger, prefix: string) {
+  constructor(ledger: SpliceLedger, prefix: string, options: SpeechCoreOptions = {}) {
     this.#ledger = ledger;
     this.#prefix = prefix;
+    this.#decodedEnergies = options.decodedEnergies;
   }
 
   /** A new segment of `text` (its id `prefix-N`); `extend` adds the facade's own fields. */
@@ -65,29 +103,80 @@ export class SpeechCore<S extends CoreSegment = CoreSegment> {
   }
 
   /**
-   * Take the energy of a chunk (`data`) of a pcm or wav segment's audio, as the
+   * Take the energy of a chunk (`data`) of a segment's audio, as the
    * listener got it (counted by the ledger already), until the segment
-   * completes (a restart starts it again). A stream header is not audio:
-   * the ledger says its length, what it emitted of the segment beyond its
-   * audio.
+   * completes (a restart starts it again): pcm and wav here, per chunk;
+   * mp3 and opus through the platform's decoder (`decodedEnergies`). A
+   * stream header is not audio: the ledger says its length, what it emitted
+   * of the segment beyond its audio.
    */
   meter(segment: S, data: Uint8Array, format: string, layout: { sampleRate: number; channels: number }, restart: boolean): void {
-    if (format !== 'pcm' && format !== 'wav') return;
-    if (restart || !segment.energies) {
-      segment.energies = new FrameEnergies(layout.sampleRate, layout.channels);
+    const pcm = format === 'pcm' || format === 'wav';
+    if (!pcm && !this.#decodedEnergies) return;
+    if (restart || !(segment.energies ?? segment.decoded)) {
+      segment.decoded?.close();
+      segment.decoded = undefined;
+      segment.energies = undefined;
+      if (pcm) segment.energies = new FrameEnergies(layout.sampleRate, layout.channels);
+      else if (!(segment.decoded = this.#decodedEnergies!(format, layout))) return;
       const header = restart ? 0 : Math.min(data.length, segment.audio.emittedBytes - segment.audio.audioBytes);
       segment.headerBytes = header;
       data = data.subarray(header);
     }
-    segment.energies.push(data);
+    if (segment.energies) segment.energies.push(data);
+    else segment.decoded?.push(data);
   }
 
-  /** The segment completed: its word timings from its text and the energy of its audio (dropped after). */
-  complete(segment: S): void {
+  /**
+   * The segment completed: its word timings from its text and the energy of
+   * its audio (dropped after); of a compressed segment, once its decoder has
+   * decoded the rest (the promise; undefined when there is nothing to wait for).
+   */
+  complete(segment: S): Promise<void> | undefined {
     segment.completed = true;
     const energies = segment.energies;
     segment.energies = undefined;
-    if (energies) segment.words = estimateWordTimings(segment.text, energies);
+    if (energies) this.#estimate(segment, energies);
+    const decoded = segment.decoded;
+    if (!decoded) return undefined;
+    return decoded.end().then(() => {
+      if (segment.decoded !== decoded) return;
+      segment.decoded = undefined;
+      segment.msPerByte = decoded.msPerByte;
+      if (decoded.energies) this.#estimate(segment, decoded.energies);
+      decoded.close();
+    });
+  }
+
+  #estimate(segment: S, energies: FrameEnergies): void {
+    const words = (segment.words = estimateWordTimings(segment.text, energies));
+    const rate = msPerWeight(segment.text, words);
+    if (rate === undefined) return;
+    // The mean over the completed segments (the first replaces the default).
+    this.#rated++;
+    this.#msPerWeight += (rate - this.#msPerWeight) / this.#rated;
+  }
+
+  /**
+   * Where each word of `segment` lies in its audio: once it completed, the
+   * estimate of all of it; while it arrives, the words whose audio has
+   * arrived (provisional at the clause still being said), estimated now
+   * from the energies so far at the speech rate of the stream's earlier
+   * segments (`estimateArrivingWordTimings`: one pass, at the asking).
+   */
+  wordsOf(segment: S): WordTiming[] | undefined {
+    if (segment.words) return segment.words;
+    const energies = segment.energies ?? segment.decoded?.energies;
+    return energies && estimateArrivingWordTimings(segment.text, energies, this.#msPerWeight);
+  }
+
+  /** Release what decodes the segments still arriving (the stream ended; a completed one releases its own once decoded). */
+  close(): void {
+    for (const s of this.segments) {
+      if (s.completed) continue;
+      s.decoded?.close();
+      s.decoded = undefined;
+    }
   }
 
   /** The reader took `bytes` of a segment's audio. */
@@ -103,7 +192,7 @@ export class SpeechCore<S extends CoreSegment = CoreSegment> {
     const spoken: SpokenAudio[] = [];
     for (const s of this.segments) {
       const bytes = s.audio.deliveredBytes;
-      spoken.push({ segmentId: s.segmentId, text: s.text, bytes, headerBytes: s.headerBytes, complete: s.completed && bytes >= s.audio.emittedBytes, words: s.words });
+      spoken.push({ segmentId: s.segmentId, text: s.text, bytes, headerBytes: s.headerBytes, complete: s.completed && bytes >= s.audio.emittedBytes, words: bytes > 0 ? this.wordsOf(s) : undefined, msPerByte: s.msPerByte ?? s.decoded?.msPerByte });
     }
     return heardAt(spoken, played, layout);
   }

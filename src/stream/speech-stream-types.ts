@@ -133,6 +133,6 @@ export type StreamSegmentResult = SegmentResult & {
   waterfall: SegmentWaterfall;
   /** Units of this segment charged again after a failover (see `rechargedUnits`); absent when none. */
   recharged?: number;
-  /** Where each word lies in the segment's audio, estimated from it (pcm and wav). */
+  /** Where each word lies in the segment's audio, estimated from it (pcm and wav; mp3 and opus once decoded, set shortly after the `segment` event: `SpeechStream.wordTimings`). */
   words?: WordTiming[];
 };

@@ -48,6 +48,9 @@ import { shouldFailover } from './failover.js';
 import { BudgetStep, RequestBudget, RequestChain } from './rollover.js';
 import { SpeechCore, type CoreSegment } from './speech-core.js';
 import type { PlayedPosition } from './heard.js';
+import { decodedEnergies } from './decoded-energies.js';
+import type { WordTiming } from './word-timing.js';
+import { publish, RequestOutcome } from '../telemetry/channels.js';
 import type { InterruptReport, SegmentWaterfall, SpeechStreamEventMap, SpeechStreamOptions, SpeechStreamSummary, StreamSegmentResult, StreamWaterfall } from './speech-stream-types.js';
 
 export { shouldFailover } from './failover.js';
@@ -97,6 +100,8 @@ export class SpeechStream extends Duplex {
   #fatal: VoxpipeError | undefined;
   #chunkMode: { queue: AudioChunk[]; bytes: number; wake: (() => void) | undefined } | undefined;
   #pendingText = '';
+  /** `request:end` was published (once, however the stream ends). */
+  #endPublished = false;
   readonly #waterfall: StreamWaterfall = {};
   #sendChain: Promise<unknown> = Promise.resolve();
   #flushWaiters: { segmentId: string; resolve: (r: SegmentResult) => void; reject: (e: Error) => void }[] = [];
@@ -106,7 +111,8 @@ export class SpeechStream extends Duplex {
     this.#opts = options;
     this.#maxChars = options.maxBufferedChars ?? DEFAULT_MAX_BUFFERED_CHARS;
     this.#maxAudio = options.maxBufferedAudioBytes ?? DEFAULT_MAX_BUFFERED_AUDIO;
-    this.#core = new SpeechCore(this.#ledger, options.segmentIdPrefix ?? randomUUID().slice(0, 8));
+    // mp3 and opus are decoded on the way for their word timings (the decoders load on the first such segment).
+    this.#core = new SpeechCore(this.#ledger, options.segmentIdPrefix ?? randomUUID().slice(0, 8), { decodedEnergies });
     this.#budget = options.nextRequest ? new RequestBudget(options.requestUnits) : undefined;
     // Without `nextRequest` there is no budget, so nothing is opened ahead: the chain only names the one request.
     this.#requests = new RequestChain(options.nextRequest ?? (() => options.transport), options.signal);
@@ -159,10 +165,12 @@ export class SpeechStream extends Duplex {
   open(): Promise<ReadyInfo> {
     if (!this.#opened) {
       this.#waterfall.openStartMs = this.#now();
+      if (publish.requestStart.hasSubscribers) publish.requestStart.publish({ stream: this, requestId: undefined, transport: this.#transport, transportName: this.#transport.name });
       this.#opened = this.#openTransport().then((info) => {
         this.#ready = info;
         this.#requests.advance(info);
         this.#waterfall.readyMs = this.#now();
+        if (publish.requestReady.hasSubscribers) publish.requestReady.publish({ stream: this, requestId: info.requestId, ready: info });
         this.emit('ready', info);
         return info;
       });
@@ -202,7 +210,9 @@ export class SpeechStream extends Duplex {
     void failed.abort(error).catch(() => undefined);
     this.#transport = next;
     this.#attach(next);
-    this.emit('failover', { from: failed.name, to: next.name, pendingSegments: pending.map((s) => s.segmentId), recharged: pending.filter((s) => s.recharged).map((s) => s.segmentId), error });
+    const failover = { from: failed.name, to: next.name, pendingSegments: pending.map((s) => s.segmentId), recharged: pending.filter((s) => s.recharged).map((s) => s.segmentId), error };
+    if (publish.requestFailover.hasSubscribers) publish.requestFailover.publish({ stream: this, requestId: this.#ready?.requestId, transport: next, ...failover });
+    this.emit('failover', failover);
     return next;
   }
 
@@ -243,11 +253,13 @@ export class SpeechStream extends Duplex {
 
   static #onResumed(this: SpeechStream, r: { attempt: number; requestId: string; pendingSegments: string[] }): void {
     this.#resumed++;
+    if (publish.requestResume.hasSubscribers) publish.requestResume.publish({ stream: this, ...r });
     this.emit('resumed', r);
   }
 
   static #onRetry(this: SpeechStream, r: { attempt: number; error: VoxpipeError; delayMs: number }): void {
     this.#retries++;
+    if (publish.requestRetry.hasSubscribers) publish.requestRetry.publish({ stream: this, requestId: this.#ready?.requestId, ...r });
     this.emit('retry', r);
   }
 
@@ -262,8 +274,16 @@ export class SpeechStream extends Duplex {
     this.#pendingText += text;
     this.#pendingChars += text.length;
     this.#segmenter.push(text);
-    if (this.#pendingChars <= this.#maxChars) return callback();
-    // Too much text not yet spoken: hold the writer until segments complete.
+    // Waiting for a slot of the deployment's budget (`budget.ts`): the writer waits with it.
+    const queued = this.#transport.queued?.();
+    if (!queued) return this.#holdWriter(callback);
+    const go = (): void => this.#holdWriter(callback);
+    queued.then(go, go);
+  }
+
+  /** Call the writer back, unless too much text is not yet spoken: then when segments complete. */
+  #holdWriter(callback: (error?: Error | null) => void): void {
+    if (this.#pendingChars <= this.#maxChars || this.#interrupted) return callback();
     this.#writeWaiter = () => callback();
   }
 
@@ -283,6 +303,7 @@ export class SpeechStream extends Duplex {
       await this.#requests.ended();
       this.#requests.drop();
       this.#waterfall.endMs = this.#now();
+      this.#publishEnd(RequestOutcome.completed, undefined);
       this.#pushEnd();
     };
     finish().then(
@@ -321,6 +342,7 @@ export class SpeechStream extends Duplex {
   #onSegment(text: string): void {
     const state = this.#core.add(text, (core) => ({ ...core, recharged: false, waterfall: { segmentId: core.segmentId, characters: text.length, textReceivedMs: this.#now() } }));
     this.#pendingText = this.#pendingText.slice(text.length);
+    if (publish.segmentStart.hasSubscribers) publish.segmentStart.publish({ stream: this, requestId: this.#ready?.requestId, segmentId: state.segmentId, characters: text.length, text });
     this.emit('segment-start', { segmentId: state.segmentId, text });
     this.#sendChain = this.#sendChain.then(() => this.#send(state));
   }
@@ -353,6 +375,7 @@ export class SpeechStream extends Duplex {
 
   /** Hand a segment to `t`; what `t` says of it counts only while `t` is the stream's transport (a retired one's word is void). */
   #sendTo(t: SegmentTransport, state: SegmentState): void {
+    if (publish.segmentSent.hasSubscribers) publish.segmentSent.publish({ stream: this, requestId: this.#ready?.requestId, segmentId: state.segmentId, transport: t, transportName: t.name });
     t.send({ segmentId: state.segmentId, text: state.text }).then(
       (result) => {
         if (t === this.#transport) this.#onCompleted(state, result);
@@ -374,8 +397,8 @@ export class SpeechStream extends Duplex {
       this.#onSendFailed(short);
       return;
     }
-    // Completed: its word timings are estimated now (`SpeechCore`).
-    this.#core.complete(state);
+    // Completed: its word timings are estimated now (`SpeechCore`); of mp3 or opus, once the rest is decoded.
+    const decoding = this.#core.complete(state);
     state.waterfall.completedMs = this.#now();
     // Realtime results carry the wire-level times (performance.now() based).
     const wire = (result as { waterfall?: { sentMs?: number; inputAckMs?: number } }).waterfall;
@@ -384,7 +407,11 @@ export class SpeechStream extends Duplex {
     if (this.#drainWaiter && this.#core.segments.every((s) => s.completed || s.waterfall.sentMs === undefined)) this.#drainWaiter();
     const full: StreamSegmentResult = { ...result, audioBytes: state.audio.emittedBytes, receivedBytes: state.audio.audioBytes, waterfall: state.waterfall, ...(state.recharged && { recharged: result.units }), ...(state.words && { words: state.words }) };
     this.#results.push(full);
+    void decoding?.then(() => {
+      if (state.words) full.words = state.words;
+    });
     this.#pendingChars = Math.max(0, this.#pendingChars - state.text.length);
+    if (publish.segmentComplete.hasSubscribers) this.#publishComplete(state, full);
     this.emit('segment', full);
     for (const w of this.#flushWaiters.filter((w) => w.segmentId === state.segmentId)) w.resolve(full);
     this.#flushWaiters = this.#flushWaiters.filter((w) => w.segmentId !== state.segmentId);
@@ -421,9 +448,11 @@ export class SpeechStream extends Duplex {
     await this.#requestDrained();
     // Stopped, or a failover took over meanwhile: the next request is not used.
     if (this.#interrupted || this.#fatal || this.#transport !== current) return;
-    chain.advance(await next.opened);
+    const info = await next.opened;
+    chain.advance(info);
     this.#transport = next.transport;
     this.#attach(next.transport);
+    if (publish.requestRollover.hasSubscribers) publish.requestRollover.publish({ stream: this, requestId: info.requestId, transport: next.transport });
     if (this.#paused) next.transport.pause();
     chain.retire(current, (w) => this.emit('warning', w));
   }
@@ -483,11 +512,15 @@ export class SpeechStream extends Duplex {
     // What the listener gets: the stream's own sequence (a failover's transport counts from 1 again), no tags.
     const out: AudioChunk = { data: kept.data, segmentId: kept.segmentId, sequence: this.#core.nextSequence(), format: kept.format, sampleRate: kept.sampleRate, channels: kept.channels, bitDepth: kept.bitDepth };
     const state = this.#core.find(chunk.segmentId);
-    if (state) state.waterfall.firstAudioMs ??= this.#now();
+    if (state && state.waterfall.firstAudioMs === undefined) {
+      state.waterfall.firstAudioMs = this.#now();
+      if (publish.segmentFirstAudio.hasSubscribers) publish.segmentFirstAudio.publish({ stream: this, requestId: this.#ready?.requestId, segmentId: state.segmentId, transportName: this.#transport.name, latencyMs: state.waterfall.firstAudioMs - state.waterfall.textReceivedMs });
+    }
     if (this.#waterfall.firstAudioMs === undefined) {
       this.#waterfall.firstAudioMs = this.#now();
       const from = Math.max(this.#waterfall.firstTextMs ?? 0, this.#waterfall.openStartMs ?? 0);
       this.#waterfall.ttfaMs = this.#waterfall.firstAudioMs - from;
+      if (publish.requestFirstAudio.hasSubscribers) publish.requestFirstAudio.publish({ stream: this, requestId: this.#ready?.requestId, ttfaMs: this.#waterfall.ttfaMs, transportName: this.#transport.name });
       this.emit('first-audio', { ttfaMs: this.#waterfall.ttfaMs });
     }
     if (this.#chunkMode) {
@@ -523,6 +556,20 @@ export class SpeechStream extends Duplex {
 
   override _read(): void {
     this.#resumeTransport();
+  }
+
+  /**
+   * Where each word of a segment lies in its audio (ms from its first
+   * sample): once it completed, the estimate of all its audio (mp3 and opus
+   * once decoded, shortly after its `segment` event); while its audio
+   * arrives, the words whose audio has arrived, estimated now from what
+   * arrived, those of the clause still being said `provisional`
+   * (`SpeechCore.wordsOf`). Undefined for an unknown segment or one with no
+   * audio measured yet.
+   */
+  wordTimings(segmentId: string): WordTiming[] | undefined {
+    const segment = this.#core.find(segmentId);
+    return segment && this.#core.wordsOf(segment);
   }
 
   #pushEnd(): void {
@@ -602,6 +649,7 @@ export class SpeechStream extends Duplex {
       complete.add(s.segmentId);
     }
     report.unspokenText = this.#core.segments.filter((s) => !complete.has(s.segmentId)).map((s) => s.text).join('') + unspoken;
+    this.#core.close();
     this.#requests.drop();
     this.#drainWaiter?.();
     if (this.#chunkMode) this.#chunkMode.queue.length = 0;
@@ -611,6 +659,7 @@ export class SpeechStream extends Duplex {
     for (const w of this.#flushWaiters) w.reject(new AbortError('interrupted'));
     this.#flushWaiters = [];
     this.#waterfall.endMs = this.#now();
+    this.#publishEnd(RequestOutcome.interrupted, undefined);
     this.push(null);
     this.#chunkMode?.wake?.();
     return report;
@@ -619,6 +668,7 @@ export class SpeechStream extends Duplex {
   #abort(err: VoxpipeError): void {
     if (this.#interrupted) return;
     this.#interrupted = true;
+    this.#publishEnd(RequestOutcome.aborted, err);
     void this.#transport.abort(err).catch(() => undefined);
     this.destroy(err);
   }
@@ -632,8 +682,64 @@ export class SpeechStream extends Duplex {
     for (const w of this.#flushWaiters) w.reject(error);
     this.#flushWaiters = [];
     this.#chunkMode?.wake?.();
+    this.#publishEnd(RequestOutcome.failed, error);
     void this.#transport.abort(error).catch(() => undefined);
     this.destroy(error);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    // Destroyed by its user: the request ends here too (a failure, an abort or the end published it already).
+    if (!this.#endPublished) this.#publishEnd(error ? RequestOutcome.failed : RequestOutcome.aborted, error ? (error instanceof VoxpipeError ? error : new VoxpipeError('internal_error', error.message, { cause: error })) : undefined);
+    // And its transport stops, giving back its slot of the deployment's budget (`budget.ts`).
+    if (!this.#interrupted && !this.#fatal && this.#waterfall.endMs === undefined) {
+      this.#interrupted = true;
+      this.#requests.drop();
+      void this.#transport.abort(new AbortError('the stream was destroyed')).catch(() => undefined);
+    }
+    // The decoders of segments still arriving (mp3, opus word timings) are released.
+    this.#core.close();
+    callback(error);
+  }
+
+  /** `segment:complete`, asked only when someone subscribes. */
+  #publishComplete(state: SegmentState, full: StreamSegmentResult): void {
+    const w = state.waterfall;
+    publish.segmentComplete.publish({
+      stream: this,
+      requestId: this.#ready?.requestId,
+      segmentId: state.segmentId,
+      transportName: full.transport,
+      units: full.units,
+      bytes: full.audioBytes,
+      rechargedUnits: full.recharged ?? 0,
+      firstAudioMs: w.firstAudioMs === undefined ? undefined : w.firstAudioMs - w.textReceivedMs,
+      durationMs: (w.completedMs ?? this.#now()) - w.textReceivedMs,
+    });
+  }
+
+  /** `request:error` (a failure) and `request:end`, once per opened stream, whoever ends it. */
+  #publishEnd(outcome: RequestOutcome, error: VoxpipeError | undefined): void {
+    if (this.#endPublished || !this.#opened) return;
+    this.#endPublished = true;
+    const requestId = this.#ready?.requestId;
+    if (error && publish.requestError.hasSubscribers) publish.requestError.publish({ stream: this, requestId, error });
+    if (!publish.requestEnd.hasSubscribers) return;
+    const s = this.summary();
+    publish.requestEnd.publish({
+      stream: this,
+      requestId,
+      outcome,
+      error,
+      transportName: this.#transport.name,
+      ttfaMs: this.#waterfall.ttfaMs,
+      durationMs: this.#now() - (this.#waterfall.openStartMs ?? 0),
+      bytes: s.bytes,
+      units: s.units,
+      segments: s.segments.length,
+      retries: s.retries,
+      resumed: s.resumed,
+      failovers: s.failovers,
+    });
   }
 
   /** Figures of the stream so far (complete once the readable side ended). */

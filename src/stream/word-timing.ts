@@ -32,6 +32,12 @@ export interface WordTiming {
    * energy dip, 0.3 where only the weights place it.
    */
   confidence: number;
+  /**
+   * The boundary is provisional: placed while the segment's audio was still
+   * arriving, in the clause still being said (`estimateArrivingWordTimings`);
+   * its confidence is then half what it would be once the segment completed.
+   */
+  provisional?: true;
 }
 
 /** PCM of a segment: mono or interleaved s16le samples and their rate. */
@@ -58,6 +64,15 @@ const MIN_PAUSE_MS = 60;
 const MIN_GAP_MS = 30;
 /** How far (ms) a boundary may move to reach an energy dip. */
 const SNAP_MS = 60;
+/** A dip is at least this much (dB) under the loudest frame within 50 ms on each side. */
+const DIP_DEPTH_DB = 6;
+/** What a dip's distance from where the weights put the boundary costs against its depth, in dB per ms: of two dips, the nearer wins unless the other is clearly deeper. */
+const DIP_DISTANCE_DB_PER_MS = 0.1;
+/** How far (ms, or share of the clause) a silent gap may lie from where the weights expect a boundary and still be taken as that boundary. */
+const GAP_TOLERANCE_MS = 150;
+const GAP_TOLERANCE_SHARE = 0.15;
+/** Of a clause still arriving, the gaps are its boundaries when there are at least this share of the boundaries its rate expects in the audio so far. */
+const GAP_SHARE_ARRIVING = 0.6;
 
 interface Token {
   word: string;
@@ -80,20 +95,29 @@ export function syllables(word: string): number {
   return Math.max(1, count);
 }
 
+/** Letters of a word as sounds: a digraph (th, sh, ch, ck, ng, ph, wh, gh) or a doubled letter is one. */
+function soundLetters(word: string): number {
+  const letters = word.replace(/[^\p{L}]/gu, '').toLowerCase();
+  return letters.replace(/th|sh|ch|ck|ng|ph|wh|gh/g, '.').replace(/(\p{L})\1/gu, '$1').length;
+}
+
 /**
- * How long a word takes to say, in letter-lengths: its letters, a share per
- * syllable, and each digit said as a word or two ("42": "forty two"). The
+ * How long a word takes to say, in letter-lengths: its letters (a digraph or
+ * a doubled letter counted once: one sound), a share per syllable, and each
+ * digit said as a word or two ("42": "forty two"). The
  * coefficients are a least-squares fit of word durations on the reference
- * engine (bench/word-timing.mjs), rounded.
+ * engine (bench/word-timing.mjs), rounded; the sound-letter count, the
+ * final lengthening and the dip figures were chosen on the same corpus by
+ * its median and p90 boundary error.
  */
 export function wordWeight(word: string): number {
-  const letters = word.replace(/[^\p{L}]/gu, '').length;
+  const letters = soundLetters(word);
   const digits = word.replace(/[^0-9]/g, '').length;
   return 0.4 + letters + (letters > 0 ? 0.37 * syllables(word) : 0) + 5.3 * digits;
 }
 
 /** Extra weight, in letter-lengths, of the last word of a sentence (half for a clause). */
-const FINAL_LENGTHENING = 4;
+const FINAL_LENGTHENING = 3;
 
 function breakStrength(word: string): number {
   if (/[.!?]["')\]]*$/.test(word)) return 2;
@@ -230,13 +254,34 @@ function frameEnergies(audio: WordTimingAudio | FrameEnergies): { db: Float64Arr
   return { db: meter.db, frameMs: meter.frameMs };
 }
 
+/** Weight of the pause after a word: by the strength of its break. */
+function breakWeight(t: Token): number {
+  return t.breakAfter === 2 ? 3 : t.breakAfter === 1 ? 1.5 : 0;
+}
+
+/** Weight of the tokens and the pauses between them. */
+function totalWeight(tokens: readonly Token[]): number {
+  return tokens.reduce((s, t, i) => s + t.weight + (i < tokens.length - 1 ? breakWeight(t) : 0), 0);
+}
+
 interface Pause {
   startMs: number;
   endMs: number;
 }
 
+interface Analysis {
+  speechStart: number;
+  speechEnd: number;
+  /** No frame louder than the quiet threshold. */
+  silent: boolean;
+  pauses: Pause[];
+  gaps: Pause[];
+  db: Float64Array;
+  frameMs: number;
+}
+
 /** Speech extent and interior pauses of the audio. */
-function analyse(audio: WordTimingAudio | FrameEnergies): { speechStart: number; speechEnd: number; pauses: Pause[]; gaps: Pause[]; db: Float64Array; frameMs: number } {
+function analyse(audio: WordTimingAudio | FrameEnergies): Analysis {
   const { db, frameMs } = frameEnergies(audio);
   let peak = 0;
   for (const v of db) peak = Math.max(peak, v);
@@ -250,7 +295,7 @@ function analyse(audio: WordTimingAudio | FrameEnergies): { speechStart: number;
       last = f;
     }
   }
-  if (first < 0) return { speechStart: 0, speechEnd: db.length * frameMs, pauses: [], gaps: [], db, frameMs };
+  if (first < 0) return { speechStart: 0, speechEnd: db.length * frameMs, silent: true, pauses: [], gaps: [], db, frameMs };
   const gaps: Pause[] = [];
   let runStart = -1;
   for (let f = first; f <= last + 1; f++) {
@@ -262,7 +307,7 @@ function analyse(audio: WordTimingAudio | FrameEnergies): { speechStart: number;
     }
   }
   const pauses = gaps.filter((gap) => gap.endMs - gap.startMs >= MIN_PAUSE_MS);
-  return { speechStart: first * frameMs, speechEnd: (last + 1) * frameMs, pauses, gaps, db, frameMs };
+  return { speechStart: first * frameMs, speechEnd: (last + 1) * frameMs, silent: false, pauses, gaps, db, frameMs };
 }
 
 /**
@@ -274,8 +319,7 @@ function analyse(audio: WordTimingAudio | FrameEnergies): { speechStart: number;
 function matchPauses(tokens: Token[], pauses: Pause[], speechStart: number, speechEnd: number): Map<number, Pause> {
   const matched = new Map<number, Pause>();
   if (pauses.length === 0 || tokens.length < 2) return matched;
-  const breakWeight = (t: Token): number => (t.breakAfter === 2 ? 3 : t.breakAfter === 1 ? 1.5 : 0);
-  const total = tokens.reduce((s, t, i) => s + t.weight + (i < tokens.length - 1 ? breakWeight(t) : 0), 0);
+  const total = totalWeight(tokens);
   const span = speechEnd - speechStart;
   let acc = 0;
   let nextPause = 0;
@@ -310,27 +354,84 @@ function matchPauses(tokens: Token[], pauses: Pause[], speechStart: number, spee
   return matched;
 }
 
-/** The frame of lowest energy within `SNAP_MS` of `ms`, if it is a real dip. */
-function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: number): number | undefined {
-  const from = Math.max(Math.ceil(Math.max(lo, ms - SNAP_MS) / frameMs), 1);
-  const to = Math.min(Math.floor(Math.min(hi, ms + SNAP_MS) / frameMs), db.length - 2);
+/** The frame of lowest energy within `reachMs` of `ms` (the nearer preferred), if it is a real dip. */
+function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: number, reachMs: number): number | undefined {
+  const from = Math.max(Math.ceil(Math.max(lo, ms - reachMs) / frameMs), 1);
+  const to = Math.min(Math.floor(Math.min(hi, ms + reachMs) / frameMs), db.length - 2);
   let best = -1;
   let bestValue = Infinity;
+  let bestScore = Infinity;
   for (let f = from; f <= to; f++) {
-    if (db[f]! < bestValue) {
+    const score = db[f]! + DIP_DISTANCE_DB_PER_MS * Math.abs(f * frameMs + frameMs / 2 - ms);
+    if (score < bestScore) {
+      bestScore = score;
       bestValue = db[f]!;
       best = f;
     }
   }
   if (best < 0) return undefined;
-  // A dip: at least 10 dB under the loudest frame within 50 ms on each side.
+  // A dip: at least DIP_DEPTH_DB under the loudest frame within 50 ms on each side.
   const reach = Math.round(50 / frameMs);
   let left = -Infinity;
   let right = -Infinity;
   for (let f = Math.max(0, best - reach); f < best; f++) left = Math.max(left, db[f]!);
   for (let f = best + 1; f <= Math.min(db.length - 1, best + reach); f++) right = Math.max(right, db[f]!);
-  if (left - bestValue < 10 || right - bestValue < 10) return undefined;
+  if (left - bestValue < DIP_DEPTH_DB || right - bestValue < DIP_DEPTH_DB) return undefined;
   return best * frameMs + frameMs / 2;
+}
+
+/** Boundaries of `clause` (from `startMs`, at `msPerWeight`) expected before `ms`. */
+function expectedBefore(clause: readonly Token[], startMs: number, msPerWeight: number, ms: number): number {
+  let at = startMs;
+  let count = 0;
+  for (const t of clause) if ((at += t.weight * msPerWeight) < ms) count++;
+  return count;
+}
+
+/** A clause placed between `startMs` and `endMs`: its words, their boundaries from gaps, dips or weights. */
+function placeClause(clause: readonly Token[], startMs: number, endMs: number, endConfidence: number, found: Analysis, out: WordTiming[], arriving = false): void {
+  const { gaps, db, frameMs } = found;
+  const weight = clause.reduce((s, t) => s + t.weight, 0);
+  const span = Math.max(0, endMs - startMs);
+  // One silent gap between every two words of the clause (an engine that
+  // pauses between words), each near where the weights expect a boundary (a
+  // count that matches by chance is no such engine): the gaps are the boundaries.
+  // Of a clause still arriving, the gaps so far are its first boundaries.
+  const inner = gaps.filter((gap) => gap.startMs > startMs && gap.endMs < endMs);
+  let expected = 0;
+  const regular =
+    (arriving ? inner.length > 1 && inner.length < clause.length && inner.length >= GAP_SHARE_ARRIVING * expectedBefore(clause, startMs, span / weight, found.speechEnd) : inner.length === clause.length - 1) &&
+    inner.every((gap, k) => {
+      expected += clause[k]!.weight;
+      return Math.abs((gap.startMs + gap.endMs) / 2 - (startMs + (span * expected) / weight)) <= Math.max(GAP_TOLERANCE_MS, GAP_TOLERANCE_SHARE * span);
+    });
+  if (clause.length > 1 && regular) {
+    clause.slice(0, inner.length + (arriving ? 0 : 1)).forEach((t, k) => {
+      const last = k === clause.length - 1;
+      out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs: k === 0 ? startMs : inner[k - 1]!.endMs, endMs: last ? endMs : inner[k]!.startMs, confidence: last ? endConfidence : CONFIDENCE_GAP });
+    });
+    return;
+  }
+  let acc = 0;
+  let previousEnd = startMs;
+  for (let k = 0; k < clause.length; k++) {
+    const t = clause[k]!;
+    acc += t.weight;
+    let end = startMs + (span * acc) / weight;
+    let confidence = CONFIDENCE_WEIGHT;
+    if (k === clause.length - 1) {
+      end = endMs;
+      confidence = endConfidence;
+    } else {
+      const dip = dipNear(end, previousEnd + frameMs, endMs - frameMs, db, frameMs, SNAP_MS);
+      if (dip !== undefined) {
+        end = dip;
+        confidence = CONFIDENCE_DIP;
+      }
+    }
+    out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs: previousEnd, endMs: end, confidence });
+    previousEnd = end;
+  }
 }
 
 /**
@@ -339,62 +440,82 @@ function dipNear(ms: number, lo: number, hi: number, db: Float64Array, frameMs: 
  * Words are runs of non-space characters; an empty text gives no words.
  */
 export function estimateWordTimings(text: string, audio: WordTimingAudio | FrameEnergies): WordTiming[] {
+  return place(text, audio, undefined);
+}
+
+/** Milliseconds of speech per unit of word weight at an ordinary rate (eSpeak NG at speed 1, pauses included: bench/word-timing.mjs). */
+export const DEFAULT_MS_PER_WEIGHT = 56;
+
+/** Weight (in units of word weight) the stream's rate keeps against what the segment's own closed clauses measured. */
+const PRIOR_WEIGHT = 30;
+
+/** A word of a segment still arriving is placed once this much audio (ms) arrived after its estimated end: enough to see the dip there. */
+const ARRIVED_MARGIN_MS = 20;
+
+/**
+ * How fast `words` (a completed segment's estimate, every word of `text`)
+ * were said: milliseconds of speech per unit of word weight, pauses
+ * included. The rate a segment still arriving is placed with
+ * (`estimateArrivingWordTimings`).
+ */
+export function msPerWeight(text: string, words: readonly WordTiming[]): number | undefined {
+  const ms = words.length > 1 ? words[words.length - 1]!.endMs - words[0]!.startMs : 0;
+  return ms > 0 ? ms / tokenize(text).reduce((s, t) => s + t.weight, 0) : undefined;
+}
+
+/**
+ * Word timings of a segment whose audio is still arriving: `audio` is what
+ * has arrived (its `FrameEnergies` so far). Only the words whose audio has
+ * arrived are placed; the text's remaining words are left out (not yet
+ * placed). Clauses that ended at a pause the audio already has are placed
+ * as `estimateWordTimings` places them; the clause still being said is
+ * placed as a whole clause would be over the time `msPerWeight` gives it
+ * (the rate of the stream's earlier segments, default
+ * `DEFAULT_MS_PER_WEIGHT`, drawn toward the rate of the segment's closed
+ * clauses), and only its words whose end has arrived are kept. Those
+ * boundaries are provisional (`provisional: true`, half the confidence they
+ * would have once the segment completed): more audio may move them. Cost:
+ * one pass over the frames and the words, so asking at a barge-in (not on
+ * every chunk) keeps a stream linear.
+ */
+export function estimateArrivingWordTimings(text: string, audio: WordTimingAudio | FrameEnergies, msPerWeight = DEFAULT_MS_PER_WEIGHT): WordTiming[] {
+  return place(text, audio, msPerWeight);
+}
+
+/** The words of `text` in `audio`: all of them (`rate` undefined), or those whose audio has arrived at `rate` ms per unit of weight. */
+function place(text: string, audio: WordTimingAudio | FrameEnergies, rate: number | undefined): WordTiming[] {
   const tokens = tokenize(text);
-  if (tokens.length === 0) return [];
-  const { speechStart, speechEnd, pauses, gaps, db, frameMs } = analyse(audio);
-  const matched = matchPauses(tokens, pauses, speechStart, speechEnd);
+  const found = analyse(audio);
   const out: WordTiming[] = [];
+  if (tokens.length === 0 || (rate !== undefined && found.silent)) return out;
+  const weightOf = (clause: Token[]): number => clause.reduce((s, t) => s + t.weight, 0);
+  // Arriving: the pauses are matched over where the speech would end at `rate`.
+  const matched = matchPauses(tokens, found.pauses, found.speechStart, rate === undefined ? found.speechEnd : Math.max(found.speechEnd, found.speechStart + rate * totalWeight(tokens)));
   // Clauses: runs of tokens between matched pauses.
   let clauseFirst = 0;
-  let clauseStartMs = speechStart;
+  let clauseStartMs = found.speechStart;
+  let closedMs = 0;
+  let closedWeight = 0;
   for (let i = 0; i < tokens.length; i++) {
     const pause = matched.get(i);
-    const lastOfAll = i === tokens.length - 1;
-    if (pause === undefined && !lastOfAll) continue;
-    const clauseEndMs = pause ? pause.startMs : speechEnd;
+    if (pause === undefined && i < tokens.length - 1) continue;
     const clause = tokens.slice(clauseFirst, i + 1);
-    const weight = clause.reduce((s, t) => s + t.weight, 0);
-    const span = Math.max(0, clauseEndMs - clauseStartMs);
-    // One silent gap between every two words of the clause (an engine that
-    // pauses between words): the gaps are the boundaries.
-    const inner = gaps.filter((gap) => gap.startMs > clauseStartMs && gap.endMs < clauseEndMs);
-    if (clause.length > 1 && inner.length === clause.length - 1) {
-      clause.forEach((t, k) => {
-        const startMs = k === 0 ? clauseStartMs : inner[k - 1]!.endMs;
-        const last = k === clause.length - 1;
-        const endMs = last ? clauseEndMs : inner[k]!.startMs;
-        const confidence = last ? (pause ? CONFIDENCE_PAUSE : CONFIDENCE_WEIGHT) : CONFIDENCE_GAP;
-        out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs, endMs, confidence });
-      });
-      if (pause) {
-        clauseFirst = i + 1;
-        clauseStartMs = pause.endMs;
-      }
-      continue;
-    }
-    let acc = 0;
-    let previousEnd = clauseStartMs;
-    for (let k = 0; k < clause.length; k++) {
-      const t = clause[k]!;
-      acc += t.weight;
-      let end = clauseStartMs + (span * acc) / weight;
-      let confidence = CONFIDENCE_WEIGHT;
-      if (k === clause.length - 1) {
-        end = clauseEndMs;
-        confidence = pause ? CONFIDENCE_PAUSE : CONFIDENCE_WEIGHT;
-      } else {
-        const dip = dipNear(end, previousEnd + frameMs, clauseEndMs - frameMs, db, frameMs);
-        if (dip !== undefined) {
-          end = dip;
-          confidence = CONFIDENCE_DIP;
-        }
-      }
-      out.push({ word: t.word, charStart: t.charStart, charEnd: t.charEnd, startMs: previousEnd, endMs: end, confidence });
-      previousEnd = end;
-    }
     if (pause) {
+      placeClause(clause, clauseStartMs, pause.startMs, CONFIDENCE_PAUSE, found, out);
+      closedMs += pause.endMs - clauseStartMs;
+      closedWeight += weightOf(clause) + breakWeight(tokens[i]!);
       clauseFirst = i + 1;
       clauseStartMs = pause.endMs;
+    } else if (rate === undefined) placeClause(clause, clauseStartMs, found.speechEnd, CONFIDENCE_WEIGHT, found, out);
+    else {
+      // The clause being said, over the time the rate gives it (never ending before the speech that arrived).
+      const clauseRate = (rate * PRIOR_WEIGHT + closedMs) / (PRIOR_WEIGHT + closedWeight);
+      const placed: WordTiming[] = [];
+      placeClause(clause, clauseStartMs, Math.max(found.speechEnd, clauseStartMs + clauseRate * weightOf(clause)), CONFIDENCE_WEIGHT, found, placed, true);
+      for (const w of placed) {
+        if (w.endMs + ARRIVED_MARGIN_MS > found.db.length * found.frameMs) break;
+        out.push({ ...w, confidence: w.confidence / 2, provisional: true });
+      }
     }
   }
   return out;
@@ -427,12 +548,15 @@ export interface HeardCut {
 
 /**
  * Heard text of a segment of which `playedMs` of audio played: up to the end
- * of the last word whose estimated end is within what played.
+ * of the last word whose estimated end is within what played. `placedAll`
+ * (default true): `words` places every word of the text; false for the
+ * words of a segment still arriving (`estimateArrivingWordTimings`), whose
+ * last placed word is then the furthest the cut can reach.
  */
-export function heardAtWord(words: readonly WordTiming[], playedMs: number, textLength: number): HeardCut {
-  if (words.length === 0) return { chars: playedMs > 0 ? textLength : 0, confidence: 1 };
+export function heardAtWord(words: readonly WordTiming[], playedMs: number, textLength: number, placedAll = true): HeardCut {
+  if (words.length === 0) return placedAll ? { chars: playedMs > 0 ? textLength : 0, confidence: 1 } : { chars: 0, confidence: CONFIDENCE_WEIGHT / 2 };
   const last = words[words.length - 1]!;
-  if (playedMs >= last.endMs) return { chars: textLength, confidence: 1 };
+  if (playedMs >= last.endMs) return placedAll ? { chars: textLength, confidence: 1 } : { chars: last.charEnd, confidence: last.confidence };
   let heard: WordTiming | undefined;
   for (const word of words) {
     if (word.endMs <= playedMs) heard = word;

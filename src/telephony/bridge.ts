@@ -14,7 +14,9 @@
  * buffered), interrupts the SpeechStream and reports the text heard up to
  * the last acknowledged mark, by the one heard rule of every platform
  * (`heardAt`, `stream/heard.ts`: the position in G.711 bytes, the word
- * timings the SpeechStream estimated of each segment). The caller's audio
+ * timings the SpeechStream estimated of each segment, of the audio it had
+ * so far for one still arriving: `SpeechStream.wordTimings`), so the heard
+ * text ends at a word and is a prefix of what was written. The caller's audio
  * comes out as 8 kHz PCM (`audio` events, or `callerAudio()`).
  */
 import { randomUUID } from 'node:crypto';
@@ -24,7 +26,6 @@ import type { AudioChunk } from '../protocol/audio.js';
 import { Pcm16Reader } from '../protocol/pcm16.js';
 import { heardAt, type HeardSegment, type SpokenAudio } from '../stream/heard.js';
 import type { SpeechStream } from '../stream/speech-stream.js';
-import type { WordTiming } from '../stream/word-timing.js';
 import { decodeG711, encodeG711, g711Silence, G711Law } from './g711.js';
 import { FRAME_BYTES, FRAME_MS, MediaEncoding, TELEPHONY_SAMPLE_RATE, formatOutbound, parseInbound, MediaStreamMessageError, type InboundMessage, type OutboundMessage, type StartInfo } from './protocol.js';
 import { Resampler } from './resample.js';
@@ -114,8 +115,6 @@ interface Turn {
   segments: SegmentTrack[];
   /** Every segment the stream cut while this turn played, in order: id -> text. */
   texts: Map<string, string>;
-  /** Word timings of each segment, as the stream estimated them when it completed. */
-  words: Map<string, WordTiming[]>;
   /** Text written to the stream and not yet cut into a segment when the turn ended. */
   leftover: string;
   /** Mark name -> 8 kHz samples of the turn sent before it. */
@@ -325,16 +324,13 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
         resolve({ outcome, heard: this.#heard(turn), frames: turn.frames, marksSent: turn.marks.size, marksAcknowledged: turn.ackedMarks });
       };
     });
-    const turn: Turn = { speech, segments: [], texts: new Map(), words: new Map(), leftover: '', marks: new Map(), endMark: undefined, acked: 0, lastMark: undefined, ackedMarks: 0, sent8k: 0, frames: 0, cleared: false, done: false, finish, result };
+    const turn: Turn = { speech, segments: [], texts: new Map(), leftover: '', marks: new Map(), endMark: undefined, acked: 0, lastMark: undefined, ackedMarks: 0, sent8k: 0, frames: 0, cleared: false, done: false, finish, result };
     this.#turn = turn;
     const texts = turn.texts;
     speech.on('segment-start', ({ segmentId, text }) => {
       texts.set(segmentId, text);
       const seg = turn.segments.find((s) => s.segmentId === segmentId);
       if (seg) seg.text = text;
-    });
-    speech.on('segment', ({ segmentId, words }) => {
-      if (words) turn.words.set(segmentId, words);
     });
     void this.#pump(turn, texts).catch((err: unknown) => {
       // The stream failed: what was sent still plays; report what was heard once it has.
@@ -454,8 +450,9 @@ export class MediaStreamBridge extends EventEmitter<MediaStreamBridgeEvents> {
 
   #heard(turn: Turn): HeardReport {
     const played = turn.acked;
-    // Each segment's audio as the caller's side has it, in G.711 bytes (one a sample); one still arriving has what was sent of it.
-    const spoken: SpokenAudio[] = turn.segments.map((s) => ({ segmentId: s.segmentId, text: s.text ?? '', bytes: (s.end8k ?? turn.sent8k) - s.start8k, complete: s.end8k !== undefined, words: turn.words.get(s.segmentId) }));
+    // Each segment's audio as the caller's side has it, in G.711 bytes (one a sample); one still arriving has what was sent of it,
+    // and the words whose audio the stream has had so far (the stream's estimate, final or provisional).
+    const spoken: SpokenAudio[] = turn.segments.map((s) => ({ segmentId: s.segmentId, text: s.text ?? '', bytes: (s.end8k ?? turn.sent8k) - s.start8k, complete: s.end8k !== undefined, words: turn.speech.wordTimings(s.segmentId) }));
     const layout = { format: this.law, sampleRate: TELEPHONY_SAMPLE_RATE, channels: 1 };
     const heard = heardAt(spoken, { bytes: played }, layout);
     // Segments cut but never played.

@@ -112,6 +112,14 @@ describe('voxpipe serve', () => {
     expect(stdout().trim().split('\n')).toHaveLength(1);
   });
 
+  it('--max-concurrent N refuses a generation beyond N with 429 and Retry-After', async () => {
+    const { line } = await startServe(['--port', '0', '--engine', 'tone', '--max-concurrent', '1']);
+    const first = await connect({ wsUrl: line['wsUrl']!, apiKey: 'sk-serve-test', onEvent: () => undefined, onClose: () => undefined });
+    const refused = await connect({ wsUrl: line['wsUrl']!, apiKey: 'sk-serve-test', onEvent: () => undefined, onClose: () => undefined }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 429, code: 'rate_limited', retryAfterMs: 1_000 });
+    first.close();
+  });
+
   it('takes accounts from --accounts', async () => {
     const { writeFile, mkdtemp } = await import('node:fs/promises');
     const { join } = await import('node:path');

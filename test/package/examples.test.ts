@@ -56,6 +56,20 @@ describe('examples', () => {
     }
   });
 
+  it('otel-console.ts: the console exporters print a resumed request as request > segment > attempt spans, and the metrics', async () => {
+    const { code, stdout, stderr, cwd } = await runExample('otel-console.ts');
+    try {
+      expect(code, stderr).toBe(0);
+      expect(stdout).toMatch(/spoke \d+ segments, \d+ bytes, resumed 1 time\(s\)/);
+      for (const name of ['voxpipe.request', 'voxpipe.segment', 'voxpipe.attempt']) expect(stdout).toContain(`name: '${name}'`);
+      expect(stdout).toContain("'voxpipe.outcome': 'dropped'");
+      expect(stdout).toContain("name: 'voxpipe.resume'");
+      expect(stdout).toContain("name: 'voxpipe.client.time_to_first_audio'");
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+
   const ANSWER = 'Foxes are small wild canids. They live on every continent but Antarctica. Most hunt at dusk.';
   for (const name of ['openai-chat.ts', 'openai-agents.ts']) {
     it(`${name}: a streamed chat completion (a stand-in endpoint) spoken as it arrives`, async () => {

@@ -34,6 +34,13 @@ describe('import cost', () => {
     expect(loaded.filter((u) => u.includes('/dist/server/'))).toEqual([]);
   });
 
+  it("import('voxpipe') loads nothing of OpenTelemetry: only voxpipe/otel does", () => {
+    const loaded = modulesLoadedBy(`await import(${JSON.stringify(pathToFileURL(join(root, 'dist/index.js')).href)})`);
+    expect(loaded.filter((u) => u.includes('/@opentelemetry/') || u.includes('/dist/integrations/'))).toEqual([]);
+    const otel = modulesLoadedBy(`await import(${JSON.stringify(pathToFileURL(join(root, 'dist/integrations/otel.js')).href)})`);
+    expect(otel.some((u) => u.includes('/@opentelemetry/api/'))).toBe(true);
+  });
+
   it('the CLI loads what its command uses when it runs: parsing and --help load no server, stream, realtime or sink module', () => {
     const loaded = modulesLoadedBy(`await import(${JSON.stringify(pathToFileURL(join(root, 'dist/cli/main.js')).href)})`);
     expect(loaded.some((u) => u.includes('/dist/cli/main.js'))).toBe(true);

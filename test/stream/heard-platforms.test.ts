@@ -136,7 +136,7 @@ describe('what was heard: one answer on every platform', () => {
     expect(seen.size).toBeGreaterThanOrEqual(4);
   }, 60_000);
 
-  it('a segment heard in part while its audio still arrives (no word timings yet): the same words on every platform', async () => {
+  it('a segment heard in part while its audio still arrives (its words placed from the audio so far): the same words on every platform', async () => {
     // Where the first segment ends, from a turn read whole.
     const whole = await createSpeechStream(config, { format: 'pcm', voiceId, model: MODEL });
     const firstMs = new Promise<number>((resolve) => whole.once('segment', (s) => resolve(s.receivedBytes / 48)));

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
+import { toneWords } from '../helpers/tone-words.js';
 import { createSpeechStream } from '../../src/speech.js';
 import type { StreamSegmentResult } from '../../src/stream/speech-stream.js';
 
@@ -19,18 +20,6 @@ beforeAll(async () => {
   server = await startServer({ engine: 'tone' });
 });
 afterAll(() => server.close());
-
-/** The tone engine's truth for a segment without inner punctuation: [word, startMs, endMs]. */
-function toneWords(text: string): [string, number, number][] {
-  const out: [string, number, number][] = [];
-  let t = 0;
-  for (const word of text.trim().split(' ')) {
-    const end = t + word.replace(/\W/g, '').length * 70;
-    out.push([word, t, end]);
-    t = end + 40;
-  }
-  return out;
-}
 
 describe('heard text to the word (Node)', () => {
   it('the segment event carries word timings; interrupt() ends the heard text at a word with its confidence', async () => {

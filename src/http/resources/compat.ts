@@ -49,7 +49,7 @@ export class Compat {
   constructor(private readonly client: HttpClient) {}
 
   async speech({ signal, onRetry, ...body }: SpeechParams): Promise<SpeechResult> {
-    const res = await this.client.binary({ method: 'POST', path: COMPAT_SPEECH_PATH, root: true, body, signal, onRetry });
+    const res = await this.client.binary({ method: 'POST', path: COMPAT_SPEECH_PATH, root: true, body, signal, onRetry, generation: true });
     return { audio: res.data, contentType: res.contentType, headers: res.headers, quotaRemaining: intHeader(res.headers, 'x-openapi-quota-remaining'), creditsUsed: intHeader(res.headers, 'x-openapi-credits-used'), requestId: res.requestId };
   }
 

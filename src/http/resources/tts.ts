@@ -66,14 +66,14 @@ export class Tts {
   /** Binary synthesis. A retry after a lost response answers 409 `ERR_REQUEST_ALREADY_COMPLETED` (no charge): use `synthesizeCached` to be able to replay. */
   async synthesize(params: SynthesizeParams): Promise<SynthesizeResult> {
     const requestId = params.requestId ?? randomUUID();
-    const res = await this.client.binary({ method: 'POST', path: TTS_PATH, body: body(params, false), headers: { [HEADERS.requestId]: requestId }, signal: params.signal, onRetry: params.onRetry });
+    const res = await this.client.binary({ method: 'POST', path: TTS_PATH, body: body(params, false), headers: { [HEADERS.requestId]: requestId }, signal: params.signal, onRetry: params.onRetry, generation: true });
     return { audio: res.data, contentType: res.contentType, creditsCharged: intHeader(res.headers, CREDITS_CHARGED_HEADER), requestId, serverRequestId: res.requestId };
   }
 
   /** `cache: true`: JSON with an audio URL. Repeating the same `requestId` replays the stored response without a new charge. */
   async synthesizeCached(params: SynthesizeParams): Promise<CachedSynthesisResult> {
     const requestId = params.requestId ?? randomUUID();
-    const res = await this.client.json({ method: 'POST', path: TTS_PATH, body: body(params, true), headers: { [HEADERS.requestId]: requestId }, signal: params.signal, onRetry: params.onRetry });
+    const res = await this.client.json({ method: 'POST', path: TTS_PATH, body: body(params, true), headers: { [HEADERS.requestId]: requestId }, signal: params.signal, onRetry: params.onRetry, generation: true });
     const data = asObject(res.data);
     const audioUrl = str(data, 'audio_url', 'audioUrl');
     if (!audioUrl) throw new VoxpipeError(ClientErrorCode.invalidResponse, 'sync TTS response has no audio_url', { requestId: res.requestId });

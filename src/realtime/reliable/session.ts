@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { defined } from '../../defined.js';
 import { OverloadWatch, serverActivity } from '../budgets.js';
 import type { ConnectionSource } from '../connection.js';
-import { nodeLink, nodeReads } from '../node-link.js';
+import { generationSeat, nodeLink, nodeReads, type RealtimeBudgetOptions } from '../node-link.js';
 import { NodeSession } from '../node-session.js';
 import type { RealtimeSegmentResult, SessionTimings } from '../waterfall.js';
 import { ReliableMachine } from './machine.js';
@@ -28,7 +28,7 @@ import type { TransportSummary } from '../../transport.js';
  * default is documented there, once) plus what the shell needs to reach the
  * service.
  */
-export interface ReliableSessionOptions extends Omit<MachineOptions, 'requestId' | 'eventIdPrefix'> {
+export interface ReliableSessionOptions extends Omit<MachineOptions, 'requestId' | 'eventIdPrefix'>, Omit<RealtimeBudgetOptions, 'signal'> {
   /** `{ws_url}` of the realtime service. */
   wsUrl: string;
   /** `{rt_http_url}` of the realtime service (status route, manifest audio). */
@@ -63,18 +63,22 @@ export class ReliableSession extends NodeSession<ReliableMachine, ReliableSummar
   constructor(options: ReliableSessionOptions) {
     const requestId = options.requestId ?? randomUUID();
     // The machine's options pass through by construction: all but what this shell itself uses.
-    const { wsUrl, rtHttpUrl, apiKey, requestId: _requestId, connectTimeoutMs, keepAliveMs, httpTimeoutMs, signal, connectionSource, overload, ...machine } = options;
+    const { wsUrl, rtHttpUrl, apiKey, requestId: _requestId, connectTimeoutMs, keepAliveMs, httpTimeoutMs, signal, connectionSource, overload, maxConcurrency, priority, queueTimeoutMs, ...machine } = options;
     const machineOptions: MachineOptions = {
       ...defined(machine),
       requestId,
       eventIdPrefix: `ev-${randomUUID().slice(0, 8)}`,
       overload: overload ?? new OverloadWatch(serverActivity(wsUrl)),
     };
+    // One slot of the deployment's budget for the whole request: every resume reconnects on it.
+    const seat = generationSeat(wsUrl, apiKey, { maxConcurrency, priority, queueTimeoutMs, signal });
     super({
       machine: (port) => new ReliableMachine(machineOptions, port),
-      link: nodeLink({ wsUrl, apiKey, connectTimeoutMs, keepAliveMs, connectionSource }),
+      link: nodeLink({ wsUrl, apiKey, connectTimeoutMs, keepAliveMs, connectionSource, seat }),
+      seat,
       reads: nodeReads({ rtHttpUrl, apiKey, statusTimeoutMs: options.statusTimeoutMs, httpTimeoutMs }),
       requestId,
+      wsUrl,
       partialPolicy: options.onPartialSegment,
       signal,
     });

@@ -67,6 +67,8 @@ export interface RouteDef<B = unknown, Q = unknown> {
   hidden?: boolean;
   /** Accepts multipart/form-data too (documented in OpenAPI). */
   multipart?: boolean;
+  /** A charging creation: counted against the account's concurrent generations while it runs (`concurrency.ts`); default false. */
+  generation?: boolean;
   handler(ctx: RouteContext<B, Q>): Promise<Reply | void> | Reply | void;
 }
 

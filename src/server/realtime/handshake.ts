@@ -19,6 +19,8 @@ export interface HandshakeResult {
   /** Host and Origin headers, which a browser ticket must match. */
   host: string | undefined;
   origin: string | undefined;
+  /** Ends the connection's count among the account's concurrent generations (`concurrency.ts`): at `finish`, or when it closes. */
+  endGeneration?: () => void;
 }
 
 /** Subprotocols offered in `Sec-WebSocket-Protocol`. */

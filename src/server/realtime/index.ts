@@ -21,7 +21,7 @@ import type { ServerContext } from '../context.js';
 import { ApiErrorCode, HttpError } from '../http/errors.js';
 import type { RouteDef } from '../http/router.js';
 import { capabilitiesRoute } from './capabilities.js';
-import { checkHandshake, rejectUpgrade } from './handshake.js';
+import { checkHandshake, rejectUpgrade, type HandshakeResult } from './handshake.js';
 import { RequestStore, SegmentState, type RequestRecord } from './request-store.js';
 import { Session } from './session.js';
 import { statusRoutes } from './status-routes.js';
@@ -128,13 +128,16 @@ export const createRealtimeModule: ModuleFactory = (ctx: ServerContext): ServerM
       rejectUpgrade(ctx, socket, new HttpError(500, ApiErrorCode.internalError, 'internal server error'), requestId);
       return;
     }
-    let handshake;
+    let handshake: HandshakeResult;
     try {
       handshake = checkHandshake(ctx, req);
+      // One generation per connection (spec 8): a keyed connection counts from here until its request finished or it closed.
+      if (handshake.account) handshake.endGeneration = ctx.concurrency.take(handshake.account.userId);
     } catch (err) {
       rejectUpgrade(ctx, socket, err instanceof HttpError ? err : new HttpError(500, ApiErrorCode.internalError, 'internal server error'), requestId);
       return;
     }
+    if (handshake.endGeneration) socket.once('close', handshake.endGeneration);
     wss.handleUpgrade(req, socket, head, (ws) => {
       if (ctx.draining) {
         ws.close(1012, 'server draining');

@@ -230,6 +230,8 @@ export class Session implements SessionPort {
     if (this.#phase !== Phase.open || !this.#handler) return;
     if (reason === FinishReason.completed && this.ctx.faults.take('noFinishAfterStop')) return;
     this.send('finish', { request_id: this.#handler.requestId, session_id: this.sessionId, reason, units: this.#handler.units() }, inReplyTo);
+    // The connection's one generation is over (spec 8): it no longer counts against the account's cap.
+    this.#handshake.endGeneration?.();
     this.#close(CloseCode.normal, reason);
   }
 
@@ -398,6 +400,7 @@ export class Session implements SessionPort {
     if (!handler?.active || this.#phase !== Phase.open) return;
     handler.abort(state, failure);
     this.send('finish', { request_id: handler.requestId, session_id: this.sessionId, reason, units: handler.units() });
+    this.#handshake.endGeneration?.();
   }
 
   #checkAudioFaults(): void {

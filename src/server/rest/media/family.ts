@@ -153,6 +153,7 @@ export function family<I, R, B, Q extends ListQuery>(spec: FamilySpec<I, R, B, Q
       defineRoute<B, unknown>({
         ...common,
         method: 'POST',
+        generation: true,
         path: paths.list,
         summary: summaries.create,
         body: create.body,

@@ -27,6 +27,7 @@ export function compatRoutes(ctx: ServerContext, idempotency: IdempotencyStore):
   return [
     defineRoute<CompatSpeechBody, unknown>({
       method: 'POST',
+      generation: true,
       path: COMPAT_PATHS.speech,
       summary: 'Compatible-contract speech synthesis (binary audio)',
       tags: ['compatible'],

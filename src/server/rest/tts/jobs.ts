@@ -77,6 +77,7 @@ export function jobRoutes(ctx: ServerContext, runner: TaskRunner<TtsJobInput, Tt
   return [
     defineRoute<JobBody, unknown>({
       method: 'POST',
+      generation: true,
       path: JOB_PATHS.jobs,
       summary: 'Create an asynchronous TTS job (envelope shape); credits are pre-deducted',
       tags: ['tts-jobs'],
@@ -126,6 +127,7 @@ export function jobRoutes(ctx: ServerContext, runner: TaskRunner<TtsJobInput, Tt
     }),
     defineRoute<JobBody, unknown>({
       method: 'POST',
+      generation: true,
       path: JOB_PATHS.tasks,
       summary: 'Create an asynchronous TTS task (flat shape); credits are pre-deducted',
       tags: ['tts-tasks'],

@@ -73,6 +73,7 @@ export function syncRoutes(ctx: ServerContext, audio: AudioStore): RouteDef<Sync
     summary: 'Synthesize speech: binary audio, or with cache=true the JSON { audio_url, credits_used, quota_remaining }',
     tags: ['tts'],
     capability: 'tts',
+    generation: true,
     body: syncTtsBody,
     headers: [{ name: 'X-Request-Id', required: false, description: 'Stable id of one logical generation (1 to 128 characters); repeats answer the 409 codes of the request-id table or replay a cache=true result.' }],
     responses: {
