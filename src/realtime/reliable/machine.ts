@@ -66,7 +66,6 @@ import { defaultPartialPolicy, expectedAudioBytes, shortOf } from '../../splice.
 import { AudioOrder, DEFAULT_REORDER_WINDOW_FRAMES, type SequenceVerdict } from '../sequence-window.js';
 import { checkBudgets, RECOVERY_DEFAULTS } from '../budgets.js';
 import { Deadlines } from '../deadlines.js';
-import { dispatchInput, type InputHandlers } from '../inputs.js';
 
 export { Phase };
 
@@ -215,40 +214,53 @@ export class ReliableMachine extends ReliableRecovery {
   /** The one input. */
   handle(input: MachineInput): void {
     if (TERMINAL.has(this.#phase)) return;
-    dispatchInput(this, input, ReliableMachine.#handlers);
+    this.#dispatch(input);
     // The progress deadline: armed while the server owes a frame and the reader reads.
     if (!TERMINAL.has(this.#phase)) this.#timers.watch(!this.#readerPaused && this.#owed(), this.#owedBudget());
   }
 
-  /** What each input means in reliable mode (`dispatchInput`, ../inputs.ts, hands it here). */
-  static readonly #handlers: InputHandlers<ReliableMachine, TimerId> = {
-    frame: (m, event) => {
-      if (CONNECTED.has(m.#phase)) m.#onFrame(event);
-    },
-    open: (m) => {
-      if (m.#phase === Phase.idle) m.connect(false);
-    },
-    transportOpened: (m) => m.#onTransportOpened(),
-    transportFailed: (m, error) => m.#onTransportFailed(error),
-    transportClosed: (m, code, reason, wasClean, error) => m.#onTransportClosed(code, reason, wasClean, error),
-    timer: (m, id) => m.#onTimer(id),
-    segmentQueued: (m, segmentId, text) => m.#onSegmentQueued(segmentId, text),
-    stopRequested: (m) => {
-      m.#ending = true;
-      if (m.#phase === Phase.running) m.#pump();
-      else if (m.#phase === Phase.completedRemotely) m.finish();
-    },
-    abortRequested: (m, reason) => m.#onAbort(reason),
-    reader: (m, paused) => {
-      m.#readerPaused = paused;
-    },
-    statusFetched: (m, result) => {
-      if (m.#phase === Phase.fetchingStatus) m.statusFetched(result);
-    },
-    audioFetched: (m, segmentId, result) => {
-      if (m.#phase === Phase.recovering) m.audioFetched(segmentId, result);
-    },
-  };
+  #dispatch(input: MachineInput): void {
+    switch (input.type) {
+      case 'open':
+        if (this.#phase === Phase.idle) this.connect(false);
+        return;
+      case 'transport-opened':
+        this.#onTransportOpened();
+        return;
+      case 'transport-failed':
+        this.#onTransportFailed(input.error);
+        return;
+      case 'frame':
+        if (CONNECTED.has(this.#phase)) this.#onFrame(input.event);
+        return;
+      case 'transport-closed':
+        this.#onTransportClosed(input.code, input.reason, input.wasClean, input.error);
+        return;
+      case 'timer':
+        this.#onTimer(input.id);
+        return;
+      case 'segment-queued':
+        this.#onSegmentQueued(input.segmentId, input.text);
+        return;
+      case 'stop-requested':
+        this.#ending = true;
+        if (this.#phase === Phase.running) this.#pump();
+        else if (this.#phase === Phase.completedRemotely) this.finish();
+        return;
+      case 'abort-requested':
+        this.#onAbort(input.reason);
+        return;
+      case 'status-fetched':
+        if (this.#phase === Phase.fetchingStatus) this.statusFetched(input.result);
+        return;
+      case 'audio-fetched':
+        if (this.#phase === Phase.recovering) this.audioFetched(input.segmentId, input.result);
+        return;
+      case 'reader':
+        this.#readerPaused = input.paused;
+        return;
+    }
+  }
 
   /** Whether the machine waits on the server for something other than `ready`. */
   #owed(): boolean {

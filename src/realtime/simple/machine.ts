@@ -39,7 +39,6 @@ import { expectedAudioBytes } from '../../splice.js';
 import type { SegmentInput } from '../../transport.js';
 import { checkBudgets, RECOVERY_DEFAULTS } from '../budgets.js';
 import { Deadlines } from '../deadlines.js';
-import { dispatchInput, type InputHandlers } from '../inputs.js';
 import { AudioOrder, type SequenceVerdict } from '../sequence-window.js';
 import { validateSegment } from '../session-util.js';
 import { SimpleTimerId, type MachineSegmentResult, type SimpleInput, type SimpleMachineOptions, type SimpleMachineSummary, type SimplePort } from './types.js';
@@ -147,46 +146,53 @@ export class SimpleMachine {
   /** The one input. */
   handle(input: SimpleInput): void {
     if (TERMINAL.has(this.#phase)) return;
-    dispatchInput(this, input, SimpleMachine.#handlers);
+    this.#dispatch(input);
     if (!TERMINAL.has(this.#phase)) this.#watch();
   }
 
-  /** What each input means in simple mode (`dispatchInput`, ../inputs.ts, hands it here). */
-  static readonly #handlers: InputHandlers<SimpleMachine, SimpleTimerId> = {
-    frame: (m, event) => {
-      if (CONNECTED.has(m.#phase)) m.#onFrame(event);
-    },
-    open: (m) => {
-      if (m.#phase !== SimplePhase.idle) return;
-      m.#phase = SimplePhase.connecting;
-      m.#port.openTransport();
-    },
-    transportOpened: (m) => m.#onTransportOpened(),
-    transportFailed: (m, error) => {
-      if (m.#phase === SimplePhase.connecting) m.#fail(error);
-    },
-    transportClosed: (m, code, reason, wasClean, error) => m.#onTransportClosed(code, reason, wasClean, error),
-    timer: (m, id) => m.#onTimer(id),
-    segmentQueued: (m, segmentId, text) => {
-      if (m.refusal({ segmentId, text }) !== undefined) return; // the shell asks first; a refused part never enters
-      m.#requestChars += countChars(text);
-      m.#sent.push({ segmentId, text });
-      m.#pump();
-    },
-    stopRequested: (m) => {
-      m.#ending = true;
-      if (m.#sent.length === 0) m.#finish(0, 'nothing to say');
-      else m.#pump();
-    },
-    abortRequested: (m, reason) => {
-      m.#end(SimplePhase.aborted, 'aborted');
-      m.#error = reason;
-      m.#port.emit({ type: 'failed', error: reason });
-    },
-    reader: (m, paused) => {
-      m.#readerPaused = paused;
-    },
-  };
+  #dispatch(input: SimpleInput): void {
+    switch (input.type) {
+      case 'open':
+        if (this.#phase !== SimplePhase.idle) return;
+        this.#phase = SimplePhase.connecting;
+        this.#port.openTransport();
+        return;
+      case 'transport-opened':
+        this.#onTransportOpened();
+        return;
+      case 'transport-failed':
+        if (this.#phase === SimplePhase.connecting) this.#fail(input.error);
+        return;
+      case 'frame':
+        if (CONNECTED.has(this.#phase)) this.#onFrame(input.event);
+        return;
+      case 'transport-closed':
+        this.#onTransportClosed(input.code, input.reason, input.wasClean, input.error);
+        return;
+      case 'timer':
+        this.#onTimer(input.id);
+        return;
+      case 'segment-queued':
+        if (this.refusal(input) !== undefined) return; // the shell asks first; a refused part never enters
+        this.#requestChars += countChars(input.text);
+        this.#sent.push({ segmentId: input.segmentId, text: input.text });
+        this.#pump();
+        return;
+      case 'stop-requested':
+        this.#ending = true;
+        if (this.#sent.length === 0) this.#finish(0, 'nothing to say');
+        else this.#pump();
+        return;
+      case 'abort-requested':
+        this.#end(SimplePhase.aborted, 'aborted');
+        this.#error = input.reason;
+        this.#port.emit({ type: 'failed', error: input.reason });
+        return;
+      case 'reader':
+        this.#readerPaused = input.paused;
+        return;
+    }
+  }
 
   // ---------------------------------------------------------------- connection
 
