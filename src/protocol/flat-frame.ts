@@ -16,8 +16,10 @@
  *
  * What makes it cheaper than pre-scan + decode: one walk instead of two, no
  * decoder state stack, keys read through a small cache of interned strings
- * whose ids make the repeated-key check one array read, and audio bytes kept
- * as a view of the frame (no copy).
+ * whose ids make the repeated-key check one array read, the short string
+ * values a request repeats in every frame (its ids, the event name, the
+ * format) compared with the last one under the same key instead of decoded
+ * again, and audio bytes kept as a view of the frame (no copy).
  */
 
 /** Keys up to this many bytes are cached (the protocol's longest is 19). */
@@ -33,6 +35,10 @@ interface CachedKey {
   bytes: Uint8Array;
   key: string;
   id: number;
+  /** The bytes (up to SHORT_STRING_MAX_BYTES) and the string of the last short string value read under this key; length -1: none yet. */
+  valueBytes: Uint8Array | undefined;
+  valueLength: number;
+  value: string;
 }
 
 /** Cached keys by byte length. */
@@ -84,10 +90,34 @@ function cachedKey(bytes: Uint8Array, start: number, end: number): CachedKey | u
   const key = readString(bytes, start, end)!;
   // Never cached, so the caller's check refuses it (assigning it would set the map's prototype).
   if (key === '__proto__') return undefined;
-  const entry: CachedKey = { bytes: bytes.slice(start, end), key, id: keyCount++ };
+  const entry: CachedKey = { bytes: bytes.slice(start, end), key, id: keyCount++, valueBytes: undefined, valueLength: -1, value: '' };
   if (bucket === undefined) keyCache[n] = [entry];
   else bucket.push(entry);
   return entry;
+}
+
+/**
+ * A short string value under a cached key: the last one read under that key
+ * when the bytes are the same (ids, names and formats repeat in every frame
+ * of a request), else read and kept for the next frame. Undefined when it is
+ * not valid UTF-8.
+ */
+function repeatedValue(entry: CachedKey, bytes: Uint8Array, start: number, end: number): string | undefined {
+  const n = end - start;
+  let kept = entry.valueBytes;
+  if (entry.valueLength === n && kept !== undefined) {
+    // From the end: values that change between frames (counters in ids) differ there first.
+    let i = n - 1;
+    while (i >= 0 && kept[i] === bytes[start + i]) i--;
+    if (i < 0) return entry.value;
+  }
+  const value = readString(bytes, start, end);
+  if (value === undefined) return undefined;
+  kept ??= entry.valueBytes = new Uint8Array(SHORT_STRING_MAX_BYTES);
+  for (let i = 0; i < n; i++) kept[i] = bytes[start + i]!;
+  entry.valueLength = n;
+  entry.value = value;
+  return value;
 }
 
 const has = Object.prototype.hasOwnProperty;
@@ -129,10 +159,12 @@ export function decodeFlatMap(bytes: Uint8Array, maxBytes: number, maxValues: nu
     if (kend > len) return undefined;
     let key: string;
     const cached = cachedKey(bytes, pos, kend);
+    let byKey: CachedKey | undefined;
     if (cached !== undefined) {
       if (stamps[cached.id] === frameStamp) return undefined; // repeated key
       stamps[cached.id] = frameStamp;
       key = cached.key;
+      byKey = cached;
     } else {
       const decoded = readString(bytes, pos, kend);
       if (decoded === undefined || decoded === '__proto__' || has.call(out, decoded)) return undefined;
@@ -148,7 +180,7 @@ export function decodeFlatMap(bytes: Uint8Array, maxBytes: number, maxValues: nu
     else if (b >= 0xa0 && b <= 0xbf) {
       const end = pos + (b & 0x1f);
       if (end > len) return undefined;
-      value = readString(bytes, pos, end);
+      value = byKey === undefined ? readString(bytes, pos, end) : repeatedValue(byKey, bytes, pos, end);
       if (value === undefined) return undefined;
       pos = end;
     } else {
@@ -172,7 +204,7 @@ export function decodeFlatMap(bytes: Uint8Array, maxBytes: number, maxValues: nu
       }
       if (b === 0xd9 || b === 0xda || b === 0xdb) {
         if (pos + n > len) return undefined;
-        value = readString(bytes, pos, pos + n);
+        value = byKey !== undefined && n <= SHORT_STRING_MAX_BYTES ? repeatedValue(byKey, bytes, pos, pos + n) : readString(bytes, pos, pos + n);
         if (value === undefined) return undefined;
         pos += n;
       } else if (b === 0xc4 || b === 0xc5 || b === 0xc6) {

@@ -66,6 +66,19 @@ describe('decodeFlatMap (the one pass)', () => {
     for (let i = 0; i < 3; i++) expect(flat(frame)).toEqual(decodeMapFull(frame));
   });
 
+  it('reads a value as sent when the last one under its key differed in any one byte, or was not UTF-8 (the value cache)', () => {
+    const base = 'seg_000001-ev-42';
+    const values = [base, base, ...Array.from(base, (_, i) => `${base.slice(0, i)}#${base.slice(i + 1)}`), base, `${base}x`, base.slice(1), '', 'é', base];
+    for (const segment_id of values) {
+      const frame = encoder.encode({ ...audio, segment_id, event: segment_id.length % 2 === 0 ? 'audio' : 'usage' });
+      expect(flat(frame)).toEqual(decodeMapFull(frame));
+    }
+    expect(flat(bytes(0x81, str('segment_id'), rawStr([0xc3, 0x28])))).toBeUndefined();
+    expect(flat(bytes(0x81, str('segment_id'), rawStr([0xc3, 0x28])))).toBeUndefined();
+    const after = encoder.encode({ segment_id: base });
+    expect(flat(after)).toEqual({ segment_id: base });
+  });
+
   const declined: [string, Uint8Array][] = [
     ['a nested map', encoder.encode({ a: { b: 1 } })],
     ['an array', encoder.encode({ a: [1, 2] })],
