@@ -11,7 +11,7 @@ import { cpus } from 'node:os';
 import { Mp3Encoder } from '@breezystack/lamejs';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { OggOpusDecoder } from 'ogg-opus-decoder';
-import { createDecoder } from '../dist/sinks/decoder.js';
+import { createDecoder } from '../dist/codecs/decoder.js';
 import { resultPath } from './_common.mjs';
 
 const SAMPLE_RATE = 24_000;

@@ -45,7 +45,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   'http/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'config', 'telemetry/'],
   'realtime/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'telemetry/'],
   discovery: ['protocol/', 'errors', 'http/', 'config', 'defined'],
-  'stream/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'telemetry/'],
+  'stream/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'telemetry/', 'codecs/'],
   speech: ['protocol/', 'errors', 'budget', 'defined', 'transport', 'config', 'http/', 'realtime/', 'discovery', 'stream/'],
   // voxpipe/telephony: a SpeechStream's consumer, like a sink.
   'telephony/': ['protocol/', 'errors', 'stream/'],
@@ -53,16 +53,18 @@ const ALLOWED: Record<string, readonly string[]> = {
   'server/': ['protocol/', 'errors', 'backoff', 'defined'],
   // openService: the client's config, and the embedded server on demand.
   service: ['config', 'errors', 'protocol/', 'server/'],
+  // Audio decoders (mp3, opus, wav, pcm to s16le): under the sinks that play and the stream that times words.
+  'codecs/': ['protocol/', 'errors'],
   // Sinks sit beside the stream, not on it: they take bytes and a layout.
-  'sinks/': ['protocol/', 'errors', 'defined'],
+  'sinks/': ['protocol/', 'errors', 'defined', 'codecs/'],
   // The package entry: the client's layers, never the server's (service loads it on demand).
-  index: ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'service', 'telemetry/'],
+  index: ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'service', 'telemetry/', 'codecs/'],
   // The browser never holds a key: no http/ (the one path that carries it), no config, no sinks.
   'browser/': ['protocol/', 'errors', 'backoff', 'defined', 'transport', 'splice', 'realtime/', 'stream/'],
-  'integrations/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'telemetry/'],
-  'bench/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech'],
+  'integrations/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'telemetry/', 'codecs/'],
+  'bench/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'codecs/'],
   // The CLI is the top: everything but the adapters for other programs.
-  'cli/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'speech', 'service', 'server/', 'bench/'],
+  'cli/': ['protocol/', 'errors', 'budget', 'backoff', 'defined', 'transport', 'splice', 'config', 'http/', 'realtime/', 'discovery', 'stream/', 'sinks/', 'codecs/', 'speech', 'service', 'server/', 'bench/'],
 };
 
 /**

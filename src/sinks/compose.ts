@@ -10,7 +10,7 @@
  */
 import type { PcmInfo } from '../protocol/audio.js';
 import { BaseSink } from './base-sink.js';
-import { createDecoder, type CreateDecoderOptions, type Decoder } from './decoder.js';
+import { createDecoder, type CreateDecoderOptions, type Decoder } from '../codecs/decoder.js';
 import type { AudioInfo, Sink, SinkKind, SinkResult } from './types.js';
 
 /** Opens the PCM sink once the layout is known; may throw (e.g. `UnavailableError`). */

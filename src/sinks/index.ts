@@ -29,7 +29,7 @@ export { BaseSink, sinkError, type SinkOptions } from './base-sink.js';
 export { ManualClock, systemClock, type Clock } from './clock.js';
 export { DeferredSink } from './deferred.js';
 export { DecodingSink, withDecoder, type DecodingSinkOptions, type PcmSinkFactory } from './compose.js';
-export { createDecoder, Decoder, OPUS_DECODE_RATES, type CreateDecoderOptions, type DecoderOptions, type OpusDecodeRate } from './decoder.js';
+export { createDecoder, Decoder, OPUS_DECODE_RATES, type CreateDecoderOptions, type DecoderOptions, type OpusDecodeRate } from '../codecs/decoder.js';
 export {
   ExternalPlayerSink, externalPlayerAvailable, findExternalPlayer, openExternalPlayer, PLAYER_ORDER, PlayerName, probePlayer,
   type ExternalPlayerOptions, type PlayerProbe, type ProbePlayerOptions,

@@ -3,12 +3,10 @@
  * reports when it has finished, and the codes of the errors it raises.
  */
 import type { Writable } from 'node:stream';
-import type { AudioFormat, PcmInfo } from '../protocol/audio.js';
+import type { PcmInfo } from '../protocol/audio.js';
 
-/** The format of the bytes written to a sink, as `ready` announces it. */
-export interface AudioInfo extends PcmInfo {
-  format: AudioFormat;
-}
+/** The format of the bytes written to a sink, as `ready` announces it (a decoder is told the same). */
+export type { AudioInfo } from '../codecs/base.js';
 
 /** What kind of sink wrote the audio (the innermost sink of a composition). */
 export const SinkKind = {
@@ -59,5 +57,5 @@ export interface Sink extends Writable {
 
 export { SinkErrorCode } from '../protocol/codes.js';
 
-/** Default `highWaterMark` of every sink and decoder: 16 KiB, about 340 ms of 24 kHz mono PCM. */
-export const DEFAULT_SINK_HIGH_WATER_MARK = 16 * 1024;
+/** Default `highWaterMark` of every sink: the decoders' (16 KiB). */
+export { DEFAULT_HIGH_WATER_MARK as DEFAULT_SINK_HIGH_WATER_MARK } from '../codecs/base.js';

@@ -1,13 +1,13 @@
 /**
  * The sinks' (and the package's public) view of WAV: `protocol/wav.ts` holds
  * the format and its one reader; here the header is a Buffer and what the
- * reader refuses is a `decode_failed` error.
+ * reader refuses is a `decode_failed` error (`parseWavHeader`, in the WAV
+ * decoder below the sinks).
  */
-import { VoxpipeError } from '../errors.js';
 import type { PcmInfo } from '../protocol/audio.js';
-import { buildWavHeader as buildHeader, readWavHeader, type WavHeader } from '../protocol/wav.js';
-import { SinkErrorCode } from './types.js';
+import { buildWavHeader as buildHeader } from '../protocol/wav.js';
 
+export { parseWavHeader } from '../codecs/wav.js';
 export { WAV_HEADER_BYTES, WAV_MAX_HEADER_BYTES, WAV_UNKNOWN_SIZE, type WavHeader } from '../protocol/wav.js';
 
 /**
@@ -19,13 +19,3 @@ export function buildWavHeader(pcm: PcmInfo, dataBytes: number): Buffer {
   return Buffer.from(header.buffer, header.byteOffset, header.byteLength);
 }
 
-/**
- * Parse a WAV header from the first bytes of a stream.
- * @returns the header, or undefined when `bytes` ends before the `data` chunk starts
- * @throws VoxpipeError `decode_failed` when the bytes are not 16-bit integer PCM WAV
- */
-export function parseWavHeader(bytes: Uint8Array): WavHeader | undefined {
-  const read = readWavHeader(bytes);
-  if (read.status === 'invalid') throw new VoxpipeError(SinkErrorCode.decodeFailed, `invalid WAV header: ${read.reason}`);
-  return read.status === 'header' ? read.header : undefined;
-}

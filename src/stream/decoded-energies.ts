@@ -7,8 +7,8 @@
  * energy source and cuts compressed audio in proportion to it (its bundle
  * carries no decoder).
  */
-import type { Decoder } from '../sinks/decoders/base.js';
-import type * as DecoderEntry from '../sinks/decoder.js';
+import type { Decoder } from '../codecs/base.js';
+import type * as DecoderEntry from '../codecs/decoder.js';
 import type { EnergySource } from './speech-core.js';
 import { FrameEnergies } from './word-timing.js';
 
@@ -31,7 +31,7 @@ export class DecodedEnergies implements EnergySource {
   #closed = false;
 
   constructor(format: string, layout: { sampleRate: number; channels: number }) {
-    loading ??= import('../sinks/decoder.js');
+    loading ??= import('../codecs/decoder.js');
     void loading.then(
       ({ createDecoder }) => {
         if (this.#closed) return;

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { VoxpipeError } from '../../src/errors.js';
 import { pcmDurationMs, type PcmInfo } from '../../src/protocol/audio.js';
-import { createDecoder, mp3ChannelCount, type Decoder } from '../../src/sinks/decoder.js';
+import { createDecoder, mp3ChannelCount, type Decoder } from '../../src/codecs/decoder.js';
 import { buildWavHeader, WAV_UNKNOWN_SIZE } from '../../src/sinks/wav-header.js';
 import type { AudioInfo } from '../../src/sinks/types.js';
-import { chunksOf, collect, encodeMp3, encodeOpus, hasFfmpeg, sinePcm } from './audio-fixtures.js';
+import { chunksOf, collect, encodeMp3, encodeOpus, hasFfmpeg, sinePcm } from '../sinks/audio-fixtures.js';
 
 const MONO_24K: PcmInfo = { sampleRate: 24_000, channels: 1, bitDepth: 16 };
 

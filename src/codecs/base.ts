@@ -6,10 +6,18 @@
  * the first PCM byte is pushed.
  */
 import { Transform } from 'node:stream';
-import { VoxpipeError } from '../../errors.js';
-import { frameBytes, type AudioFormat, type PcmInfo } from '../../protocol/audio.js';
-import { DEFAULT_SINK_HIGH_WATER_MARK, SinkErrorCode } from '../types.js';
+import { VoxpipeError } from '../errors.js';
+import { frameBytes, type AudioFormat, type PcmInfo } from '../protocol/audio.js';
+import { SinkErrorCode } from '../protocol/codes.js';
 import { FrameAligner } from './pcm16.js';
+
+/** Default `highWaterMark` of every decoder and sink: 16 KiB, about 340 ms of 24 kHz mono PCM. */
+export const DEFAULT_HIGH_WATER_MARK = 16 * 1024;
+
+/** The format of encoded bytes, as `ready` announces it: what a decoder (and a sink) is told. */
+export interface AudioInfo extends PcmInfo {
+  format: AudioFormat;
+}
 
 /** Options every decoder accepts. */
 export interface DecoderOptions {
@@ -33,7 +41,7 @@ export abstract class Decoder extends Transform {
 
   /** @param expected the layout announced for this stream (from `ready`) */
   constructor(expected: PcmInfo, options: DecoderOptions = {}) {
-    const highWaterMark = options.highWaterMark ?? DEFAULT_SINK_HIGH_WATER_MARK;
+    const highWaterMark = options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK;
     super({ readableHighWaterMark: highWaterMark, writableHighWaterMark: highWaterMark });
     this.info = { sampleRate: expected.sampleRate, channels: expected.channels, bitDepth: 16 };
   }

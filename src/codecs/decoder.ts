@@ -5,16 +5,15 @@
  * arrives) and honours backpressure on both sides.
  */
 import { AudioFormat } from '../protocol/audio.js';
-import type { Decoder, DecoderOptions } from './decoders/base.js';
-import { Mp3Decoder } from './decoders/mp3.js';
-import { OpusDecoder, type OpusDecodeRate } from './decoders/opus.js';
-import { PcmPassthrough } from './decoders/pcm.js';
-import { WavDecoder } from './decoders/wav.js';
-import type { AudioInfo } from './types.js';
+import type { AudioInfo, Decoder, DecoderOptions } from './base.js';
+import { Mp3Decoder } from './mp3.js';
+import { OpusDecoder, type OpusDecodeRate } from './opus.js';
+import { PcmPassthrough } from './pcm.js';
+import { WavDecoder } from './wav.js';
 
-export { Decoder, decodeError, type DecoderOptions } from './decoders/base.js';
-export { OPUS_DECODE_RATES, type OpusDecodeRate } from './decoders/opus.js';
-export { mp3ChannelCount } from './decoders/mp3.js';
+export { Decoder, decodeError, DEFAULT_HIGH_WATER_MARK, type AudioInfo, type DecoderOptions } from './base.js';
+export { OPUS_DECODE_RATES, type OpusDecodeRate } from './opus.js';
+export { mp3ChannelCount } from './mp3.js';
 
 export interface CreateDecoderOptions extends DecoderOptions {
   /** Output rate of the opus decoder; default 48 000 Hz. Other formats keep their own rate. */

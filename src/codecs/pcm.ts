@@ -1,5 +1,5 @@
 /** The pcm "decoder": s16le passes through, cut to whole sample frames. */
-import { AudioFormat, type PcmInfo } from '../../protocol/audio.js';
+import { AudioFormat, type PcmInfo } from '../protocol/audio.js';
 import { Decoder, type DecoderOptions } from './base.js';
 
 export class PcmPassthrough extends Decoder {

@@ -5,7 +5,7 @@
  * from the first frame header instead (mono speech stays mono).
  */
 import { MPEGDecoder } from 'mpg123-decoder';
-import { AudioFormat, type PcmInfo } from '../../protocol/audio.js';
+import { AudioFormat, type PcmInfo } from '../protocol/audio.js';
 import { Decoder, decodeError, type DecoderOptions } from './base.js';
 import { floatToS16le } from './pcm16.js';
 

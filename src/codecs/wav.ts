@@ -4,8 +4,10 @@
  * size) passes everything after it; a header with a data size passes exactly
  * that many bytes and ignores trailing chunks (LIST, id3, ...).
  */
-import { AudioFormat, type PcmInfo } from '../../protocol/audio.js';
-import { parseWavHeader } from '../wav-header.js';
+import { AudioFormat, type PcmInfo } from '../protocol/audio.js';
+import { VoxpipeError } from '../errors.js';
+import { SinkErrorCode } from '../protocol/codes.js';
+import { readWavHeader, type WavHeader } from '../protocol/wav.js';
 import { Decoder, decodeError, type DecoderOptions } from './base.js';
 
 export class WavDecoder extends Decoder {
@@ -59,4 +61,15 @@ export class WavDecoder extends Decoder {
     this.remaining -= take;
     if (take > 0) this.pushPcm(chunk.subarray(0, take));
   }
+}
+
+/**
+ * Parse a WAV header from the first bytes of a stream.
+ * @returns the header, or undefined when `bytes` ends before the `data` chunk starts
+ * @throws VoxpipeError `decode_failed` when the bytes are not 16-bit integer PCM WAV
+ */
+export function parseWavHeader(bytes: Uint8Array): WavHeader | undefined {
+  const read = readWavHeader(bytes);
+  if (read.status === 'invalid') throw new VoxpipeError(SinkErrorCode.decodeFailed, `invalid WAV header: ${read.reason}`);
+  return read.status === 'header' ? read.header : undefined;
 }

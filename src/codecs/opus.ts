@@ -6,7 +6,7 @@
 // Loaded when a decoder starts (`_construct`): the package and its Ogg parser are about 40 modules
 // that a command writing PCM or WAV never needs (the CLI's start-up).
 import type { OggOpusDecoder } from 'ogg-opus-decoder';
-import { AudioFormat, type PcmInfo } from '../../protocol/audio.js';
+import { AudioFormat, type PcmInfo } from '../protocol/audio.js';
 import { Decoder, decodeError, type DecoderOptions } from './base.js';
 import { floatToS16le } from './pcm16.js';
 
