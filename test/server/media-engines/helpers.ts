@@ -34,6 +34,16 @@ export function newAccount(server: ReferenceServer, seed: Partial<AccountSeed> =
   return { key, userId };
 }
 
+/**
+ * The account's charges, oldest first: what was held, in which currency, and
+ * where it ended (`released`: refunded). A job that fails fast may be
+ * refunded before its creator's reply arrives, so a charge is read here
+ * rather than from the balance at that moment.
+ */
+export function charges(server: ReferenceServer, userId: string): { amount: number; currency: string; state: string }[] {
+  return server.ctx.ledger.entriesOf(userId).reverse().map((e) => ({ amount: e.amount, currency: e.currency, state: e.state }));
+}
+
 export function balances(server: ReferenceServer, userId: string): { credits: number; quota: number } {
   const a = server.ctx.store.accounts.get(userId)!;
   return { credits: a.credits, quota: a.apiQuota };

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../../../../src/server/index.js';
 import { encodePng } from '../../../../src/server/media-engines/png.js';
 import { mediaToolsOf, setMediaTools } from '../../../../src/server/media-engines/tools.js';
-import { balances, call, HAS_RECOGNIZER, newAccount, silenceWav, startInputServer, startMediaServer, until, type InputServer } from '../../media-engines/helpers.js';
+import { balances, call, charges, HAS_RECOGNIZER, newAccount, silenceWav, startInputServer, startMediaServer, until, type InputServer } from '../../media-engines/helpers.js';
 import { has } from '../../../helpers/needs.js';
 
 let server: ReferenceServer;
@@ -154,9 +154,10 @@ describe('running ASR tasks', () => {
     const before = balances(server, userId).credits;
     server.faults.set({ engineFailure: { match: 'fail-me' } });
     const created = await call('POST', tasks(), { key, body: { audioUrl: inputs.url('/fail-me.wav'), durationSeconds: 5 } });
-    expect(balances(server, userId).credits).toBe(before - 5);
     const done = await until(() => call('GET', task(created.json.taskId), { key }), terminal);
     expect(done.json).toMatchObject({ status: 'failed', errorCode: 'generation_failed', creditsCharged: 0, transcript: null });
+    // Pre-deducted once, refunded once.
+    expect(charges(server, userId)).toEqual([{ amount: 5, currency: 'credits', state: 'released' }]);
     expect(balances(server, userId).credits).toBe(before);
     for (let i = 0; i < 4; i++) {
       const again = await call('GET', task(created.json.taskId), { key });

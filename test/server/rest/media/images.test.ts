@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../../../../src/server/index.js';
 import { decodePng, encodePng } from '../../../../src/server/media-engines/png.js';
-import { balances, call, download, ffprobe, HAS_FFMPEG, newAccount, startInputServer, startMediaServer, until, type InputServer } from '../../media-engines/helpers.js';
+import { balances, call, charges, download, ffprobe, HAS_FFMPEG, newAccount, startInputServer, startMediaServer, until, type InputServer } from '../../media-engines/helpers.js';
 
 let server: ReferenceServer;
 let inputs: InputServer;
@@ -176,10 +176,11 @@ describe('POST /media/images/jobs', () => {
     const { key, userId } = newAccount(server);
     server.faults.set({ engineFailure: { match: 'doomed prompt' } });
     const created = await call('POST', jobs(), { key, body: { prompt: 'a doomed prompt' }, headers: idem() });
-    expect(balances(server, userId).quota).toBe(1_000_000 - 10);
     const done = await until(() => call('GET', job(created.json.jobId), { key }), jobDone);
     expect(done.json).toMatchObject({ status: 'failed', errorCode: 'generation_failed', creditsCharged: 0, result: null });
     for (let i = 0; i < 4; i++) expect((await call('GET', job(created.json.jobId), { key })).json).toEqual(done.json);
+    // Pre-deducted once, refunded once.
+    expect(charges(server, userId)).toEqual([{ amount: 10, currency: 'quota', state: 'released' }]);
     expect(balances(server, userId).quota).toBe(1_000_000);
   });
 });

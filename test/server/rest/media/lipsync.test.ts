@@ -4,6 +4,7 @@ import { encodePng } from '../../../../src/server/media-engines/png.js';
 import { mediaToolsOf, setMediaTools } from '../../../../src/server/media-engines/tools.js';
 import {
   balances,
+  charges,
   call,
   correlation,
   decodeAudioTrack,
@@ -156,10 +157,11 @@ describe.skipIf(!HAS_FFMPEG)('lip-sync (needs ffmpeg)', () => {
     const { key, userId } = newAccount(server);
     server.faults.set({ engineFailure: { match: '/short.wav' } });
     const created = await call('POST', jobs(), { key, body: { video_url: url.video, audio_url: url.shortAudio } });
-    expect(balances(server, userId).quota).toBe(1_000_000 - 5);
     const done = await until(() => call('GET', job(created.json.data.id), { key }), jobDone);
     expect(done.json.data).toMatchObject({ status: 'failed', errorCode: 'generation_failed', result: null, creditsCharged: 0 });
     for (let i = 0; i < 4; i++) expect((await call('GET', job(created.json.data.id), { key })).json).toEqual(done.json);
+    // Pre-deducted once, refunded once.
+    expect(charges(server, userId)).toEqual([{ amount: 5, currency: 'quota', state: 'released' }]);
     expect(balances(server, userId).quota).toBe(1_000_000);
   });
 
