@@ -224,7 +224,8 @@ describe(`a task on a store shared by several processes${skipped}`, () => {
     const dying = await start('dying', true);
     const account = dying.server.ctx.store.accounts.get('w')!;
     const accepted = await Promise.all(Array.from({ length: 8 }, async (_, n) => (await dying.runner.create(account, { n }, { requestId: `req-${n}`, charge: { currency: 'credits', amount: 10 } })).taskId));
-    await new Promise((r) => setTimeout(r, 100));
+    // Every task claimed and started by the dying process (a loaded machine may take more than a moment).
+    for (let waited = 0; waited < 10_000 && !accepted.every((id) => dying.runner.peek(id)!.state === 'processing'); waited += 50) await new Promise((r) => setTimeout(r, 50));
     expect(accepted.every((id) => dying.runner.peek(id)!.state === 'processing')).toBe(true);
     await dying.store.flush();
     // Its connection ends as a killed process's does: its claims are let go.
