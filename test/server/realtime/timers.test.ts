@@ -65,8 +65,12 @@ describe('server-side backpressure', () => {
     const socket = (c.ws as unknown as { _socket: Socket })._socket;
     socket.pause();
     flush(c, 'long');
-    // Let the server run into the high-water mark and stall.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Let the server run into the high-water mark and stall: it fails the
+    // request (seen on another connection) while this one is still not read.
+    for (let waited = 0; waited < 20_000; waited += 100) {
+      if ((await requestStatus(server, 'bp-1')).body?.state === 'failed_retryable') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     socket.resume();
     const error = await c.next('error');
     expect(error).toMatchObject({ code: ErrorCode.clientBackpressure, terminal: true, stage: 'delivery' });
