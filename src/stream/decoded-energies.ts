@@ -1,7 +1,7 @@
 /**
  * The energy of a compressed segment's audio (mp3, opus), decoded as it
  * arrives, for its word timings: the speech core's `EnergySource` in Node.
- * It reuses the sinks' streaming decoders (`createDecoder`, mpg123 and
+ * It reuses the streaming decoders of codecs/ (`createDecoder`, mpg123 and
  * libopus in WebAssembly), loaded on the first compressed segment, so a
  * pcm or wav stream never loads them. Node only: the browser's core gets no
  * energy source and cuts compressed audio in proportion to it (its bundle
