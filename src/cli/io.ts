@@ -35,6 +35,8 @@ export const STOP_CAUSES: Readonly<Record<StopCause['name'], StopCause>> = {
 };
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** A second stop signal within this of the first is the same stop delivered twice; later, a demand to leave at once. */
+const REPEAT_GRACE_MS = 1_000;
 
 
 export const processIo = (): Io => ({
@@ -43,21 +45,27 @@ export const processIo = (): Io => ({
   stdin: process.stdin,
   env: process.env,
   onInterrupt(handler) {
-    let done = false;
+    let stoppedAt: number | undefined;
     const fire = (name: StopCause['name']) => {
-      if (done) return;
-      done = true;
-      stop();
+      if (stoppedAt !== undefined) {
+        // One stop often arrives twice: `timeout` signals the process and then its
+        // group, a terminal's Ctrl-C reaches every process of the job. The listeners
+        // stay while the stop finishes the file (without one, a repeat would kill the
+        // process half-way); a repeat after a moment is someone insisting: leave now.
+        if (Date.now() - stoppedAt < REPEAT_GRACE_MS) return;
+        process.exit(STOP_CAUSES[name].exit);
+      }
+      stoppedAt = Date.now();
+      unwatch();
       handler(STOP_CAUSES[name]);
     };
     const listeners = STOP_SIGNALS.map((signal) => [signal, () => fire(signal)] as const);
     for (const [signal, listener] of listeners) process.on(signal, listener);
     const unwatch = watchParent(process.env, fire);
-    const stop = () => {
+    return () => {
       unwatch();
       for (const [signal, listener] of listeners) process.off(signal, listener);
     };
-    return stop;
   },
 });
 

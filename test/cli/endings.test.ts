@@ -113,6 +113,20 @@ describe('a run stopped by a signal keeps a valid file and says so', () => {
     expect(processesNaming(out)).toEqual([]);
   }, 60_000);
 
+  it('one stop delivered twice (timeout signals the process and its group): still one valid file, one note', async () => {
+    const out = join(dir, 'twice.wav');
+    const run = start(process.execPath, [BIN, ...SPEAK, '--out', out]);
+    await until(() => sizeOf(out) > 44 + 4_800, 30_000);
+    run.child.kill('SIGTERM');
+    // Repeats while the stop finishes the file, as `timeout` and a terminal's job control send them.
+    for (let i = 0; i < 20 && run.child.exitCode === null && run.child.signalCode === null; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+      run.child.kill('SIGTERM');
+    }
+    expect(await run.exited).toBe(143);
+    expectKept(out, run.stderr(), /^terminated \(SIGTERM\)$/);
+  }, 60_000);
+
   it('timeout 10 voxpipe ...: SIGTERM after 10 s, exit 124', async () => {
     const out = join(dir, 'timeout.wav');
     const run = start('timeout', ['10', process.execPath, BIN, ...SPEAK, '--out', out]);
