@@ -141,6 +141,9 @@ export function tokenize(text: string): Token[] {
   return tokens;
 }
 
+/** The two bytes of a sample value split between two chunks (`FrameEnergies.push`). */
+const split = new Uint8Array(2);
+
 /** Samples a second the frame energies read (every n-th sample, n = rate / this): energy, not spectrum, so 8 kHz is plenty. */
 const ENERGY_READ_RATE = 2_000;
 
@@ -191,6 +194,15 @@ export class FrameEnergies {
   push(bytes: Uint8Array): void {
     const n = bytes.length;
     if (n === 0) return;
+    if (this.#carry >= 0) {
+      // The sample value split between the last chunk and this one, read whole; then the rest of this chunk.
+      split[0] = this.#carry;
+      split[1] = bytes[0]!;
+      this.#carry = -1;
+      this.#skip = 0;
+      this.push(split);
+      this.#skip++;
+    }
     const stride = this.#stride;
     const step = stride * 2;
     const perFrame = this.#perFrame;
@@ -198,21 +210,6 @@ export class FrameEnergies {
     let read = this.#read;
     let pos = this.#pos;
     let i = this.#skip;
-    if (this.#carry >= 0) {
-      // The sample value split between the last chunk and this one.
-      const v = ((bytes[0]! << 24) >> 16) | this.#carry;
-      this.#carry = -1;
-      i = step - 1;
-      sum += v * v;
-      read++;
-      pos += stride;
-      if (pos >= perFrame) {
-        this.#frame(sum / read);
-        sum = 0;
-        read = 0;
-        pos -= perFrame;
-      }
-    }
     for (; i < n - 1; i += step) {
       // Little-endian: the high byte sign-extended, then the low byte.
       const v = ((bytes[i + 1]! << 24) >> 16) | bytes[i]!;
@@ -236,30 +233,9 @@ export class FrameEnergies {
     this.#skip = i;
   }
 
-  /** Take samples already read (the whole PCM of a segment: `estimateWordTimings`). */
+  /** Take samples already read (the whole PCM of a segment: `estimateWordTimings`): their bytes, as s16le (the platforms a client runs on are little-endian, as `pcmSamples` reads the wire). */
   pushSamples(samples: Int16Array): void {
-    const stride = this.#stride;
-    const perFrame = this.#perFrame;
-    let sum = this.#sum;
-    let read = this.#read;
-    let pos = this.#pos;
-    let k = this.#skip >> 1;
-    for (; k < samples.length; k += stride) {
-      const v = samples[k]!;
-      sum += v * v;
-      read++;
-      pos += stride;
-      if (pos >= perFrame) {
-        this.#frame(sum / read);
-        sum = 0;
-        read = 0;
-        pos -= perFrame;
-      }
-    }
-    this.#sum = sum;
-    this.#read = read;
-    this.#pos = pos;
-    this.#skip = (k - samples.length) * 2;
+    this.push(new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength));
   }
 
   /** The energies of the whole frames taken so far. */
