@@ -18,7 +18,8 @@
 //   client's decoder (DecodedEnergies), words placed from the decoded
 //   energies, errors after the codec's constant delay (found by aligning
 //   the energies).
-// Cost: the time to meter the audio as it arrives (per MB of 24 kHz PCM) and
+// Cost: the time to meter the audio as it arrives (per MB of PCM; alone, in
+// 4 KiB chunks 2-byte aligned and not, as a frame's audio field may be) and
 // to place the words at a barge-in.
 // Writes bench/out/word-timing.json. Run `npm run build` first.
 //
@@ -100,6 +101,8 @@ const cases = [];
 const all = { estimate: [], baseline: [] };
 const arriving = { heard: [], heardBaseline: [], exact: 0, exactBaseline: 0, cuts: 0, placed: [] };
 const mp3 = { estimate: [], pcmEstimate: [] };
+/** The PCM of the first case, metered again for the cost per MB. */
+const corpus = [];
 const cost = { meterMs: 0, meterBytes: 0, arrivingMs: 0, arrivingCalls: 0, completeMs: 0, completeBytes: 0, mp3Ms: 0, mp3AudioMs: 0 };
 try {
   for (const { name, voice } of VOICES) {
@@ -118,6 +121,8 @@ try {
         cost.completeBytes += pcm.length;
         estimate.push(...wordBoundaryErrors(full, words));
         baseline.push(...wordBoundaryErrors(proportionalWordTimings(text, durationMs), words));
+
+        if (name === VOICES[0].name && speed === 1) corpus.push({ pcm });
 
         // Mid-arrival: the audio up to `f`, metered as it streams (4 KiB chunks).
         for (const f of FRACTIONS) {
@@ -172,6 +177,30 @@ try {
   await engine.close();
 }
 
+// Metering alone, per MB: the first case's PCM in 4 KiB chunks, 2-byte
+// aligned and not (a copy at an odd offset, as a frame's audio field may
+// be), in alternating rounds; the median round. Metered as 24 kHz (every
+// 3rd sample read, as of the tone engine's audio) rather than eSpeak's
+// 22,050 Hz (every 11th): the costlier case a client-bound stream meets.
+const METER_ROUNDS = 15;
+const oddCorpus = corpus.map(({ pcm }) => {
+  const odd = new Uint8Array(pcm.length + 1).subarray(1);
+  odd.set(pcm);
+  return { pcm: odd };
+});
+const meterRounds = { aligned: [], unaligned: [] };
+const corpusBytes = corpus.reduce((s, { pcm }) => s + pcm.length, 0);
+for (let round = 0; round < METER_ROUNDS; round++) {
+  for (const [kind, texts] of round % 2 ? [['unaligned', oddCorpus], ['aligned', corpus]] : [['aligned', corpus], ['unaligned', oddCorpus]]) {
+    const t0 = performance.now();
+    for (const { pcm } of texts) {
+      const meter = new FrameEnergies(24_000, 1);
+      for (let i = 0; i < pcm.length; i += 4096) meter.push(pcm.subarray(i, i + 4096));
+    }
+    meterRounds[kind].push(((performance.now() - t0) / corpusBytes) * 1e6);
+  }
+}
+
 const results = {
   bench: 'word-timing',
   engine: 'espeak',
@@ -192,6 +221,10 @@ const results = {
   mp3: { kbps: 48, codecDelayMs: r(mp3.delayMs, 1), estimate: summary(mp3.estimate), samePcm: summary(mp3.pcmEstimate) },
   cost: {
     meterMsPerMB: r((cost.meterMs / cost.meterBytes) * 1e6, 2),
+    meterAlignedMsPerMBMedian: r(quantile(meterRounds.aligned, 0.5), 3),
+    meterUnalignedMsPerMBMedian: r(quantile(meterRounds.unaligned, 0.5), 3),
+    meterRounds: METER_ROUNDS,
+    meterCorpusBytes: corpusBytes,
     completeEstimateMsPerMB: r((cost.completeMs / cost.completeBytes) * 1e6, 2),
     arrivingEstimateMsPerCall: r(cost.arrivingMs / cost.arrivingCalls, 3),
     mp3DecodeMsPerAudioSecond: r((cost.mp3Ms / cost.mp3AudioMs) * 1000, 2),
@@ -208,5 +241,5 @@ for (const c of [...cases, { voice: 'all', speed: '', ...results.overall }]) {
 const m = results.midArrival;
 console.log(`mid-arrival (${m.cuts} cuts at ${FRACTIONS.join('/')} of the audio, lag ${LAGS_MS.join('/')} ms): heard boundary p50/p90 ${m.heardBoundary.medianMs} / ${m.heardBoundary.p90Ms} ms, right word ${(m.exactWordShare * 100).toFixed(1)} %; proportional ${m.heardBoundaryProportional.medianMs} / ${m.heardBoundaryProportional.p90Ms} ms, right word ${(m.exactWordShareProportional * 100).toFixed(1)} %; placed words p50/p90 ${m.placedWords.medianMs} / ${m.placedWords.p90Ms} ms (${m.placedWords.words})`);
 console.log(`mp3 (${results.mp3.kbps} kbit/s, codec delay ${results.mp3.codecDelayMs} ms, speed 1): p50/p90 ${results.mp3.estimate.medianMs} / ${results.mp3.estimate.p90Ms} ms (same audio as pcm: ${results.mp3.samePcm.medianMs} / ${results.mp3.samePcm.p90Ms})`);
-console.log(`cost: metering ${results.cost.meterMsPerMB} ms per MB of PCM as it arrives, estimating at completion ${results.cost.completeEstimateMsPerMB} ms per MB (from the whole PCM here; a stream estimates from its energies); placing the words at a barge-in ${results.cost.arrivingEstimateMsPerCall} ms; decoding mp3 to energies ${results.cost.mp3DecodeMsPerAudioSecond} ms per second of audio`);
+console.log(`cost: metering ${results.cost.meterMsPerMB} ms per MB of PCM as it arrives (alone, as 24 kHz, median of ${METER_ROUNDS} rounds: ${results.cost.meterAlignedMsPerMBMedian} in 4 KiB chunks, ${results.cost.meterUnalignedMsPerMBMedian} in chunks not 2-byte aligned), estimating at completion ${results.cost.completeEstimateMsPerMB} ms per MB (from the whole PCM here; a stream estimates from its energies); placing the words at a barge-in ${results.cost.arrivingEstimateMsPerCall} ms; decoding mp3 to energies ${results.cost.mp3DecodeMsPerAudioSecond} ms per second of audio`);
 console.log(`wrote ${file}`);

@@ -141,8 +141,8 @@ export function tokenize(text: string): Token[] {
   return tokens;
 }
 
-/** Scratch for the samples of a chunk that is not 2-byte aligned (`FrameEnergies.push`). */
-let scratch = new Int16Array(0);
+/** The two bytes of a sample value split between two chunks (`FrameEnergies.push`). */
+const split = new Uint8Array(2);
 
 /** Samples a second the frame energies read (every n-th sample, n = rate / this): energy, not spectrum, so 8 kHz is plenty. */
 const ENERGY_READ_RATE = 2_000;
@@ -171,9 +171,9 @@ export class FrameEnergies {
   #sum = 0;
   #read = 0;
   #pos = 0;
-  /** Sample values to pass over before the next one read. */
+  /** Bytes to pass over, in the next chunk, before the first byte of the next sample value read. */
   #skip = 0;
-  /** The low byte of a sample split between two chunks (-1: none). */
+  /** The low byte of the next sample value read, when a chunk ended between its two bytes (-1: none). */
   #carry = -1;
 
   constructor(sampleRate: number, channels = 1) {
@@ -184,36 +184,35 @@ export class FrameEnergies {
     this.frameMs = (frameSamples * 1000) / sampleRate;
   }
 
-  /** Take s16le bytes (any length: a sample split between two chunks is joined). */
+  /**
+   * Take s16le bytes (any length, at any offset: a sample split between two
+   * chunks is joined). The hot loop of a client-bound stream: it reads the
+   * two bytes of each sample value it needs where they are (no view, no
+   * copy of a chunk that is not 2-byte aligned), in locals, with no call per
+   * sample.
+   */
   push(bytes: Uint8Array): void {
-    let at = 0;
-    if (this.#carry >= 0 && bytes.length > 0) {
-      this.pushSamples(Int16Array.of((this.#carry | (bytes[0]! << 8)) & 0xffff));
+    const n = bytes.length;
+    if (n === 0) return;
+    if (this.#carry >= 0) {
+      // The sample value split between the last chunk and this one, read whole; then the rest of this chunk.
+      split[0] = this.#carry;
+      split[1] = bytes[0]!;
       this.#carry = -1;
-      at = 1;
+      this.#skip = 0;
+      this.push(split);
+      this.#skip++;
     }
-    const count = (bytes.length - at) >> 1;
-    const offset = bytes.byteOffset + at;
-    if (offset % 2 === 0) this.pushSamples(new Int16Array(bytes.buffer, offset, count));
-    else {
-      // Not aligned: the samples are copied once into a scratch buffer shared by every meter (used only within this call).
-      if (scratch.length < count) scratch = new Int16Array(Math.max(count, 2 * scratch.length));
-      new Uint8Array(scratch.buffer, 0, count * 2).set(bytes.subarray(at, at + count * 2));
-      this.pushSamples(scratch.subarray(0, count));
-    }
-    if (at + count * 2 < bytes.length) this.#carry = bytes[bytes.length - 1]!;
-  }
-
-  /** Take samples already read: the hot loop of a client-bound stream (locals, no call per sample). */
-  pushSamples(samples: Int16Array): void {
     const stride = this.#stride;
+    const step = stride * 2;
     const perFrame = this.#perFrame;
     let sum = this.#sum;
     let read = this.#read;
     let pos = this.#pos;
-    let k = this.#skip;
-    for (; k < samples.length; k += stride) {
-      const v = samples[k]!;
+    let i = this.#skip;
+    for (; i < n - 1; i += step) {
+      // Little-endian: the high byte sign-extended, then the low byte.
+      const v = ((bytes[i + 1]! << 24) >> 16) | bytes[i]!;
       sum += v * v;
       read++;
       pos += stride;
@@ -224,10 +223,19 @@ export class FrameEnergies {
         pos -= perFrame;
       }
     }
+    if (i === n - 1) {
+      this.#carry = bytes[i]!;
+      i = 0;
+    } else i -= n;
     this.#sum = sum;
     this.#read = read;
     this.#pos = pos;
-    this.#skip = k - samples.length;
+    this.#skip = i;
+  }
+
+  /** Take samples already read (the whole PCM of a segment: `estimateWordTimings`): their bytes, as s16le (the platforms a client runs on are little-endian, as `pcmSamples` reads the wire). */
+  pushSamples(samples: Int16Array): void {
+    this.push(new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength));
   }
 
   /** The energies of the whole frames taken so far. */

@@ -113,6 +113,41 @@ describe('word timing estimate', () => {
     expect(meter.db.byteLength).toBeLessThan(bytes.length / 50);
   });
 
+  it('takes the same frame energies, bit for bit, however the bytes are chunked and wherever a chunk starts', () => {
+    let random = 7;
+    const next = (n: number): number => {
+      random = (random * 16807) % 2147483647;
+      return random % n;
+    };
+    // Loud and quiet stretches, the extreme values included.
+    const samples = new Int16Array(48_000);
+    for (let i = 0; i < samples.length; i++) samples[i] = (i % 4000 < 2500 ? next(65_536) : next(65)) - (i % 4000 < 2500 ? 32_768 : 32);
+    samples[0] = -32_768;
+    samples[1] = 32_767;
+    const bytes = new Uint8Array(samples.buffer);
+    for (const [rate, channels] of [[24_000, 1], [22_050, 1], [16_000, 2], [8_000, 1]] as const) {
+      const one = new FrameEnergies(rate, channels);
+      one.push(bytes);
+      const whole = new FrameEnergies(rate, channels);
+      whole.pushSamples(samples);
+      expect(one.db.length).toBe(Math.floor(samples.length / channels / Math.round(rate / 100)));
+      expect(Array.from(one.db)).toEqual(Array.from(whole.db));
+      for (let round = 0; round < 20; round++) {
+        const meter = new FrameEnergies(rate, channels);
+        for (let at = 0; at < bytes.length; ) {
+          // 0 to 64 bytes, odd sizes splitting a sample, or now and then a long run; at an odd or even place of a larger buffer.
+          const size = Math.min(bytes.length - at, next(8) === 0 ? next(3001) : next(65));
+          const skew = next(2);
+          const frame = new Uint8Array(size + 2);
+          frame.set(bytes.subarray(at, at + size), skew);
+          meter.push(frame.subarray(skew, skew + size));
+          at += size;
+        }
+        expect(Array.from(meter.db)).toEqual(Array.from(one.db));
+      }
+    }
+  });
+
   it('cuts heard text at the end of the last word wholly played, with its confidence', () => {
     const text = 'one two, three four';
     const words = estimateWordTimings(text, { samples: bursts(2000, [[100, 900], [1400, 1800]]), sampleRate: RATE });
