@@ -41,7 +41,9 @@ async function speak(text: string, options: SpeechOptions) {
 }
 
 describe('SpeechStream: a text past one request\'s units', () => {
-  it('speaks a 150,000-character text to the end over several requests: every segment once, in order, one summary', async () => {
+  // Its subject is length (the session limit, several requests), not the wire's spelling: the preset
+  // dialects cross requests in the small-requests case below, at a fraction of its minute.
+  it.runIf((process.env['VOXPIPE_DIALECT'] || 'reference') === 'reference')('speaks a 150,000-character text to the end over several requests: every segment once, in order, one summary', async () => {
     const text = PARAGRAPH.repeat(Math.ceil(150_000 / PARAGRAPH.length)).slice(0, 150_000);
     expect(text.length).toBeGreaterThan(LIMITS.sessionMaxUnits);
     const { summary, cut, order, bytesOf, bytes } = await speak(text, {});
