@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { loadOpusScript } from '../../src/server/audio/opus.js';
 import { serviceConfigOf } from '../../src/service.js';
+import { readFirstSegment } from '../helpers/first-segment.js';
 import { toneHeardBy, toneWords } from '../helpers/tone-words.js';
 import { createSpeechStream } from '../../src/speech.js';
 import type { StreamSegmentResult } from '../../src/stream/speech-stream.js';
@@ -33,15 +34,7 @@ describe('heard text while a segment still arrives', () => {
       const completed: string[] = [];
       speech.on('segment', (s) => completed.push(s.segmentId));
       speech.end(TEXT);
-      let first: string | undefined;
-      let bytes = 0;
-      let bytesPerMs = 0;
-      for await (const chunk of speech.chunks()) {
-        first ??= chunk.segmentId;
-        bytesPerMs = (chunk.sampleRate * chunk.channels * 2) / 1000;
-        bytes += chunk.data.length;
-        if (bytes >= 3_000 * bytesPerMs) break;
-      }
+      const { segmentId: first, bytes, bytesPerMs } = await readFirstSegment(speech, 3_000);
       expect(completed).not.toContain(first);
       const provisional = speech.wordTimings(first!)!;
       // The listener is 400 ms behind what arrived.

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type ReferenceServer } from '../../src/server/index.js';
 import { serviceConfigOf } from '../../src/service.js';
+import { readFirstSegment } from '../helpers/first-segment.js';
 import { toneWords } from '../helpers/tone-words.js';
 import { createSpeechStream } from '../../src/speech.js';
 import type { StreamSegmentResult } from '../../src/stream/speech-stream.js';
@@ -27,17 +28,8 @@ describe('heard text to the word (Node)', () => {
     const segments: StreamSegmentResult[] = [];
     speech.on('segment', (s) => segments.push(s));
     speech.end(TEXT);
-    let first: string | undefined;
-    let bytes = 0;
-    let bytesPerMs = 0;
-    for await (const chunk of speech.chunks()) {
-      first ??= chunk.segmentId;
-      if (chunk.segmentId !== first) break;
-      bytesPerMs = (chunk.sampleRate * chunk.channels * 2) / 1000;
-      bytes += chunk.data.length;
-      // The reader (a player) stops after ~1.3 s of the first sentence.
-      if (bytes >= 1300 * bytesPerMs) break;
-    }
+    // The reader (a player) stops after ~1.3 s of the first sentence.
+    const { segmentId: first, bytes, bytesPerMs } = await readFirstSegment(speech, 1300);
     // Its audio is all in: the tone engine is far faster than real time.
     await new Promise<void>((resolve) => {
       const check = () => (segments.some((s) => s.segmentId === first) ? resolve() : setTimeout(check, 5));
@@ -67,16 +59,8 @@ describe('heard text to the word (Node)', () => {
   it('interrupt({ playedBytes }) cuts where the listener was (a sink\'s play head), not where the reader was', async () => {
     const speech = await createSpeechStream(serviceConfigOf(server), { format: 'pcm' });
     speech.end(TEXT);
-    let first: string | undefined;
-    let bytesPerMs = 0;
-    let read = 0;
     // The reader takes the whole first sentence at once; the sink has played 2.1 s of it.
-    for await (const chunk of speech.chunks()) {
-      first ??= chunk.segmentId;
-      bytesPerMs = (chunk.sampleRate * chunk.channels * 2) / 1000;
-      read += chunk.data.length;
-      if (chunk.segmentId !== first) break;
-    }
+    const { bytes: read, bytesPerMs } = await readFirstSegment(speech);
     const report = await speech.interrupt({ playedBytes: 2100 * bytesPerMs });
     const truth = toneWords('Sentence number one keeps the listener busy for a while.');
     const heard = truth.filter(([, , end]) => end <= 2100).map(([w]) => w).join(' ');
